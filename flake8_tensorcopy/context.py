@@ -1,0 +1,71 @@
+"""The view of the file a rule gets for one node: facts, frame, and ways to report."""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Optional
+
+from . import evidence
+from .facts import PARAM_UPDATE_FUNC, FileFacts, Frame
+from .model import Edit, Finding, Fix, FixSafety
+
+
+class Context:
+    __slots__ = ("facts", "frame", "node", "pos", "spec")
+
+    def __init__(self, facts: FileFacts, frame: Frame, node: ast.AST, spec):
+        self.facts = facts
+        self.frame = frame
+        self.node = node
+        self.pos = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+        self.spec = spec
+
+    # ---- questions rules ask -----------------------------------------------------------------
+    def kind(self, expr: ast.AST, pos=None) -> Optional[str]:
+        return evidence.kind(expr, self, pos)
+
+    def attached(self, expr: ast.AST, pos=None) -> bool:
+        return evidence.attached(expr, self, pos)
+
+    def qualname(self, expr: ast.AST) -> Optional[str]:
+        return self.facts.qualname(expr)
+
+    @property
+    def in_param_update_function(self) -> bool:
+        """Inside an init / reset / optimizer / EMA / fuse / load function (at any depth)."""
+        return any(PARAM_UPDATE_FUNC.search(getattr(f, "name", "")) for f in self.frame.funcs)
+
+    @property
+    def in_training_loop(self) -> bool:
+        return any(id(loop) in self.facts.training_loops for loop in self.frame.loops)
+
+    def text(self, node: ast.AST) -> str:
+        """The exact source text of `node`."""
+        return self.facts.segment(node)
+
+    # ---- reporting ---------------------------------------------------------------------------
+    def finding(self, node: ast.AST, fix: Optional[Fix] = None, **fmt) -> Finding:
+        """A finding at `node` with the rule's message formatted by `fmt`."""
+        line, col = self.char_pos(node.lineno, node.col_offset)
+        end_line, end_col = self.char_pos(node.end_lineno or node.lineno, node.end_col_offset or 0)
+        message = self.spec.message.format(**fmt) if fmt else self.spec.message
+        return Finding(line, col, self.spec.code, message, fix, end_line, end_col)
+
+    def replace(self, node: ast.AST, text: str, safety: FixSafety, imports=(), description="") -> Fix:
+        return Fix((self.edit(node, text),), safety, tuple(imports), description)
+
+    def edit(self, node: ast.AST, text: str) -> Edit:
+        start = self.char_pos(node.lineno, node.col_offset)
+        end = self.char_pos(node.end_lineno, node.end_col_offset)
+        return Edit(start, end, text)
+
+    def char_pos(self, line: int, byte_col: int) -> tuple[int, int]:
+        """ast columns count UTF-8 bytes; editors, flake8 and the fixer count characters."""
+        text = self.facts.lines[line - 1] if 0 < line <= len(self.facts.lines) else ""
+        if text.isascii():
+            return line, byte_col
+        return line, len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+
+
+def name_matches(pattern: re.Pattern, *names: Optional[str]) -> bool:
+    return any(n and pattern.search(n) for n in names)

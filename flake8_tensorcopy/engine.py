@@ -1,0 +1,112 @@
+"""The engine: pre-filter, parse once, collect facts once, run the rules that could fire.
+
+Every adapter (flake8 plugin, `check`, `fix`) calls `analyse`; nothing else decides what is found.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import Iterable, Optional, Sequence
+
+from .context import Context
+from .facts import FileFacts
+from .model import Finding, RuleSpec
+from .rules import RULES
+
+
+class AnalysisError(Exception):
+    """A file that could not be analysed; the message is one line, fit to show a user."""
+
+
+@dataclass
+class Result:
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # rules that failed on this file (bugs of ours)
+    parsed: bool = False  # False when the pre-filter ruled the file out
+
+
+def select_rules(select: Iterable[str] = (), ignore: Iterable[str] = (), extend_select: Iterable[str] = (),
+                 rules: Sequence[RuleSpec] = RULES) -> list[RuleSpec]:
+    """flake8's meaning: `select` replaces the default set, `extend_select` adds, `ignore` removes;
+    the longest matching prefix wins between a select and an ignore."""
+    select, ignore, extend = list(select), list(ignore), list(extend_select)
+    chosen = []
+    for rule in rules:
+        sel = [p for p in (select or ([] if not rule.default_on else ["TEN"])) + extend if rule.code.startswith(p)]
+        ign = [p for p in ignore if rule.code.startswith(p)]
+        if sel and (not ign or max(map(len, sel)) > max(map(len, ign))):
+            chosen.append(rule)
+    return chosen
+
+
+def could_fire(source: str, rules: Sequence[RuleSpec]) -> list[RuleSpec]:
+    """The cheap textual pre-filter: rules whose trigger text occurs in the file."""
+    return [r for r in rules if r.trigger.search(source)]
+
+
+def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = RULES,
+            tree: Optional[ast.Module] = None) -> Result:
+    """Findings for one file's source text. Raises AnalysisError for a file that cannot be parsed."""
+    active = could_fire(source, rules)
+    if not active:
+        return Result()
+    if tree is None:
+        tree = parse(source, filename)
+    lines = source.splitlines(keepends=True)
+    by_type: dict[type, list[RuleSpec]] = {}
+    for rule in active:
+        for node_type in rule.nodes:
+            by_type.setdefault(node_type, []).append(rule)
+    try:
+        facts = FileFacts(tree, lines, tuple(by_type))
+    except RecursionError:
+        raise AnalysisError("too deeply nested to analyse") from None
+    result = Result(parsed=True)
+    seen = set()
+    for node, frame in facts.nodes:
+        for rule in by_type.get(type(node), ()):
+            try:
+                found = list(rule.check(node, Context(facts, frame, node, rule)) or ())
+            except RecursionError:
+                found = []
+            except Exception as exc:  # a bug in one rule must not cost the user the others
+                result.errors.append(f"{rule.code} failed at line {getattr(node, 'lineno', '?')}: "
+                                     f"{type(exc).__name__}: {exc}")
+                continue
+            for f in found:
+                key = (f.line, f.col, f.code)
+                if key not in seen:
+                    seen.add(key)
+                    result.findings.append(f)
+    result.findings.sort(key=lambda f: (f.line, f.col, f.code))
+    return result
+
+
+def parse(source: str, filename: str) -> ast.Module:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning on invalid escapes is not ours to report
+            return ast.parse(source, filename)
+    except SyntaxError as exc:
+        where = f" at line {exc.lineno}" if exc.lineno else ""
+        raise AnalysisError(f"cannot parse{where}: {exc.msg}") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise AnalysisError(f"cannot parse: {type(exc).__name__}: {exc}".split("\n")[0]) from None
+
+
+NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE)
+
+
+def suppressed(finding: Finding, lines: Sequence[str]) -> bool:
+    """flake8's `# noqa` semantics on the reported line: bare noqa, or a code list matched by prefix."""
+    if not 0 < finding.line <= len(lines):
+        return False
+    match = NOQA.search(lines[finding.line - 1])
+    if not match:
+        return False
+    codes = match.group("codes")
+    if not codes:
+        return True
+    return any(finding.code.startswith(c.strip().upper()) for c in re.split(r"[,\s]+", codes) if c.strip())

@@ -1,0 +1,307 @@
+"""What an expression is (tensor, parameter, module, state_dict, ndarray, ...) and whether it is
+attached to an autograd graph, judged from the file alone and never by importing torch.
+
+`kind()` answers with one of the KIND constants or None (unknown). TENSOR is real evidence
+(a torch factory, an annotation, arithmetic on tensors); LIKELY_TENSOR comes from method names
+that are tensor-specific in practice (`.detach()`, `.clone()`).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import TYPE_CHECKING, Optional
+
+from .facts import TENSOR_TYPES, base_name
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .context import Context
+
+TENSOR, LIKELY_TENSOR, PARAM = "tensor", "likely-tensor", "param"
+MODULE, STATE_DICT, NDARRAY, OPTIMIZER, CONTAINER, SCALAR = (
+    "module", "state_dict", "ndarray", "optimizer", "container", "scalar",
+)
+TENSORISH = frozenset({TENSOR, LIKELY_TENSOR, PARAM})
+SURE_TENSOR = frozenset({TENSOR, PARAM})
+
+TORCH_TENSOR_FUNCS = frozenset(
+    """tensor as_tensor asarray from_numpy zeros ones empty full rand randn randint randperm arange
+    linspace logspace eye zeros_like ones_like empty_like full_like rand_like randn_like randint_like
+    cat concat concatenate stack hstack vstack dstack matmul mm bmm mv einsum sigmoid tanh relu exp log
+    log1p sqrt rsqrt abs sin cos softmax log_softmax sum mean prod cumsum cumprod clamp clip where
+    masked_fill gather scatter index_select flatten reshape squeeze unsqueeze transpose permute cdist norm
+    dot outer mul add sub div true_divide pow neg tril triu diag roll flip repeat_interleave tile
+    bernoulli multinomial normal polar complex atan2 lerp sign round floor ceil logsumexp var std erf
+    exp2 square addmm baddbmm bilinear conv1d conv2d conv3d dropout layer_norm batch_norm tensordot
+    kron trace det inverse pinverse cross bucketize searchsorted nan_to_num minimum maximum fmod
+    remainder logical_not logical_and logical_or isnan isfinite isinf narrow select take diff
+    cosine_similarity pairwise_distance broadcast_to expand_copy view_as_real view_as_complex""".split()
+)
+TORCH_TENSOR_PREFIXES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+# Methods that, whatever the receiver was, mean it is a tensor in PyTorch code.
+TENSOR_ONLY_METHODS = frozenset(
+    """detach requires_grad_ new_zeros new_ones new_full new_empty new_tensor unsqueeze masked_fill
+    masked_fill_ softmax log_softmax index_select view_as expand_as type_as numel nelement
+    data_ptr untyped_storage is_contiguous contiguous""".split()
+)
+LIKELY_TENSOR_METHODS = frozenset({"clone", "detach", "detach_"})
+# Methods of a tensor whose result is not a tensor (or not graph-attached).
+NOT_TENSOR_RESULT = frozenset(
+    """item tolist numpy size dim ndimension numel nelement data_ptr element_size is_contiguous
+    is_floating_point stride get_device backward register_hook storage untyped_storage equal
+    allclose __len__ is_leaf""".split()
+)
+NO_GRAD_RESULT = frozenset(
+    """detach detach_ item tolist numpy argmax argmin argsort long int bool byte short char eq ne lt le
+    gt ge isnan isinf isfinite nonzero sign round floor ceil size dim numel shape""".split()
+)
+MODULE_SELF_METHODS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval",
+                                 "requires_grad_", "apply", "type", "share_memory", "to_empty"})
+MODULE_NAME = re.compile(
+    r"(^|_)(model|net|network|module|encoder|decoder|backbone|policy|actor|critic|classifier|generator|"
+    r"discriminator|teacher|student|layer|block|head|qnet|q_net|value_net|agent_net|transformer|unet|vae|"
+    r"autoencoder|mlp|cnn|rnn|lstm|gru|ema_model|target_net|online_net)s?\d*$",
+    re.IGNORECASE,
+)
+LOSS_CALLEE = re.compile(r"(loss|criterion|objective)", re.IGNORECASE)
+NOT_MODULE_RECEIVER = re.compile(
+    r"(optim|sched|scaler|metric|engine|trainer|accelerator|lr_|tokenizer|dataset|loader|buffer|env|"
+    r"logger|callback|plugin|strategy|client|runner|manager|stats)",
+    re.IGNORECASE,
+)
+MAX_DEPTH = 8
+
+
+def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[str]:
+    """The kind of `expr` evaluated at `pos` (defaults to the node under check)."""
+    if depth > MAX_DEPTH or expr is None:
+        return None
+    pos = pos or ctx.pos
+    facts = ctx.facts
+    if isinstance(expr, ast.Name):
+        key = expr.id
+        if key in ctx.frame.guards:
+            return TENSOR
+        if key == "self" and ctx.frame.cls is not None and _is_module_class(ctx.frame.cls, ctx):
+            return MODULE
+        b = ctx.frame.scope.binding_before(key, pos)
+        if b is None:
+            return None
+        if b.annotation is not None:
+            ann = annotation_kind(b.annotation, ctx)
+            if ann:
+                return ann
+        if b.kind in ("assign", "annassign") and b.value is not None:
+            return kind(b.value, ctx, b.pos, depth + 1)
+        if b.kind == "for" and isinstance(b.node, (ast.For, ast.AsyncFor)) and isinstance(b.node.target, ast.Name):
+            it = b.node.iter
+            if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "parameters":
+                return PARAM
+        if b.kind == "arg" and MODULE_NAME.search(key):
+            return MODULE
+        if b.kind in ("assign", "annassign") and MODULE_NAME.search(key):
+            return None
+        return None
+    if isinstance(expr, ast.Attribute):
+        attr = expr.attr
+        if attr in ("weight", "bias"):
+            return PARAM
+        if attr == "grad":
+            return TENSOR
+        if attr in ("data", "T", "mT", "H", "real", "imag"):
+            inner = kind(expr.value, ctx, pos, depth + 1)
+            return TENSOR if inner in TENSORISH else None
+        dotted_key = _dotted(expr)
+        if dotted_key and dotted_key in ctx.frame.guards:
+            return TENSOR
+        if MODULE_NAME.search(attr) and not NOT_MODULE_RECEIVER.search(attr):
+            return MODULE
+        return None
+    if isinstance(expr, ast.Call):
+        return _call_kind(expr, ctx, pos, depth)
+    if isinstance(expr, ast.BinOp):
+        left = kind(expr.left, ctx, pos, depth + 1)
+        right = kind(expr.right, ctx, pos, depth + 1)
+        if NDARRAY in (left, right):
+            return NDARRAY
+        if left in TENSORISH or right in TENSORISH:
+            return TENSOR if SURE_TENSOR & {left, right} else LIKELY_TENSOR
+        return None
+    if isinstance(expr, ast.UnaryOp):
+        inner = kind(expr.operand, ctx, pos, depth + 1)
+        return TENSOR if inner == PARAM else inner
+    if isinstance(expr, ast.Subscript):
+        inner = kind(expr.value, ctx, pos, depth + 1)
+        if inner in (TENSOR, PARAM, STATE_DICT):
+            return TENSOR
+        if inner in (LIKELY_TENSOR, NDARRAY):
+            return inner
+        return None
+    if isinstance(expr, (ast.Dict, ast.DictComp, ast.List, ast.ListComp, ast.Set, ast.SetComp, ast.Tuple)):
+        return CONTAINER
+    if isinstance(expr, ast.Constant):
+        return SCALAR
+    if isinstance(expr, ast.IfExp):
+        a, b = kind(expr.body, ctx, pos, depth + 1), kind(expr.orelse, ctx, pos, depth + 1)
+        return a if a == b else None
+    return None
+
+
+def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]:
+    q = ctx.facts.qualname(call.func)
+    if q:
+        if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            return PARAM
+        if q in ("copy.deepcopy", "copy.copy") and call.args:
+            return kind(call.args[0], ctx, pos, depth + 1)
+        if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+            return MODULE
+        if q.startswith("torch.optim.") and q.rsplit(".", 1)[-1][:1].isupper():
+            return OPTIMIZER
+        if q.startswith("torch.") and q[6:] in TORCH_TENSOR_FUNCS:
+            return TENSOR
+        if q.startswith(TORCH_TENSOR_PREFIXES):
+            return TENSOR
+        if q.startswith("numpy."):
+            return NDARRAY
+        if q in ("collections.OrderedDict", "dict"):
+            return CONTAINER
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        method = func.attr
+        if method == "state_dict":
+            return STATE_DICT
+        if method == "numpy":
+            return NDARRAY
+        if method in ("item", "tolist"):
+            return SCALAR
+        recv = kind(func.value, ctx, pos, depth + 1)
+        if recv == MODULE:
+            return MODULE if method in MODULE_SELF_METHODS else None
+        if recv == NDARRAY:
+            return NDARRAY
+        if recv in TENSORISH:
+            if method in NOT_TENSOR_RESULT:
+                return None
+            return TENSOR if recv in SURE_TENSOR else LIKELY_TENSOR
+        if method in TENSOR_ONLY_METHODS:
+            return TENSOR
+        if method in LIKELY_TENSOR_METHODS:
+            return LIKELY_TENSOR
+        if isinstance(func.value, ast.Name) and func.value.id == "self" and MODULE_NAME.search(method):
+            return TENSOR  # self.encoder(x)
+        return None
+    if isinstance(func, ast.Name):
+        if kind(func, ctx, pos, depth + 1) == MODULE:
+            return TENSOR  # model(x)
+    return None
+
+
+def annotation_kind(ann: ast.AST, ctx: "Context") -> Optional[str]:
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        text = ann.value
+        return TENSOR if text in ("torch.Tensor", "Tensor") else None
+    if isinstance(ann, ast.Subscript):  # Optional[Tensor] -> unknown (may be None), keep quiet
+        return None
+    q = ctx.facts.qualname(ann)
+    if q in TENSOR_TYPES:
+        return PARAM if q.endswith("Parameter") else TENSOR
+    if q and q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in ("Module", "Sequential", "ModuleList"):
+        return MODULE
+    if q and q.startswith("numpy."):
+        return NDARRAY
+    return None
+
+
+def attached(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> bool:
+    """Whether `expr` is (by the file's evidence) part of an autograd graph: it requires grad."""
+    if depth > MAX_DEPTH or expr is None:
+        return False
+    pos = pos or ctx.pos
+    if isinstance(expr, ast.Name):
+        scope = ctx.frame.scope
+        b = scope.binding_before(expr.id, pos)
+        if expr.id in scope.backward_names:
+            return True
+        if b is None:
+            return False
+        if b.grad_off:
+            return False
+        if b.kind in ("assign", "annassign") and b.value is not None:
+            return attached(b.value, ctx, b.pos, depth + 1)
+        if b.kind == "for":
+            return kind(expr, ctx, pos, depth + 1) == PARAM
+        return False
+    if isinstance(expr, ast.Attribute):
+        if expr.attr in ("weight", "bias"):
+            return True
+        if expr.attr in ("grad", "data", "shape", "device", "dtype"):
+            return False
+        return attached(expr.value, ctx, pos, depth + 1) and expr.attr in ("T", "mT", "real", "imag")
+    if isinstance(expr, ast.Subscript):
+        return attached(expr.value, ctx, pos, depth + 1)
+    if isinstance(expr, ast.BinOp):
+        return attached(expr.left, ctx, pos, depth + 1) or attached(expr.right, ctx, pos, depth + 1)
+    if isinstance(expr, ast.UnaryOp):
+        return attached(expr.operand, ctx, pos, depth + 1)
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        if any(k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True
+               for k in expr.keywords):
+            return True
+        q = ctx.facts.qualname(func)
+        if q:
+            if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+                return True
+            if q.startswith("torch.") and (q[6:] in TORCH_TENSOR_FUNCS or q.startswith(TORCH_TENSOR_PREFIXES)):
+                return any(attached(a, ctx, pos, depth + 1) for a in expr.args)
+            return False
+        if isinstance(func, ast.Attribute):
+            if func.attr in NO_GRAD_RESULT or func.attr in NOT_TENSOR_RESULT:
+                return False
+            recv = func.value
+            if isinstance(recv, ast.Name) and recv.id == "self" and MODULE_NAME.search(func.attr):
+                return True  # self.encoder(x)
+            if kind(func, ctx, pos, depth + 1) == MODULE:
+                return True  # self.model.encoder(x)
+            if LOSS_CALLEE.search(func.attr):
+                return any(attached(a, ctx, pos, depth + 1) for a in expr.args) or bool(expr.args)
+            return attached(recv, ctx, pos, depth + 1)
+        if isinstance(func, ast.Name):
+            if kind(func, ctx, pos, depth + 1) == MODULE:
+                return True  # model(x)
+            if LOSS_CALLEE.search(func.id):
+                return any(attached(a, ctx, pos, depth + 1) for a in expr.args)
+        return False
+    return False
+
+
+def _is_module_class(cls: ast.ClassDef, ctx: "Context") -> bool:
+    for base in cls.bases:
+        q = ctx.facts.qualname(base) or ""
+        if q.startswith("torch.nn.") or (isinstance(base, (ast.Name, ast.Attribute)) and
+                                          (_dotted(base) or "").endswith(("Module", "Model", "Net"))):
+            return True
+    return False
+
+
+def _dotted(expr: ast.AST) -> Optional[str]:
+    from .facts import dotted
+
+    return dotted(expr)
+
+
+def is_param_like(expr: ast.AST, ctx: "Context") -> bool:
+    """A parameter, gradient or optimizer-state target: `.weight`, `.bias`, `.grad`, params loop vars."""
+    node = expr
+    while isinstance(node, (ast.Subscript, ast.Call)):
+        node = node.value if isinstance(node, ast.Subscript) else node.func
+        if isinstance(node, ast.Attribute) and node.attr in ("detach", "data"):
+            node = node.value
+    if isinstance(node, ast.Attribute) and node.attr in ("weight", "bias", "grad", "data"):
+        return True
+    k = kind(node, ctx)
+    if k == PARAM:
+        return True
+    name = base_name(node)
+    return bool(name and re.match(r"^(p|param|params|parameter|w|weight|bias|grad|g|buf|state|exp_avg\w*|"
+                                  r"momentum\w*|ema\w*|shadow\w*|avg\w*|running\w*|master\w*)$", name))

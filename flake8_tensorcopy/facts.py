@@ -1,0 +1,378 @@
+"""One walk over a module's syntax tree that collects the facts every rule reads.
+
+The walk records, for each scope (module, class body, function), where each name is bound and
+loaded, in source order; the import aliases of the file; which loops are training loops; and, for
+every node a rule asked for, the context it sits in (scope, enclosing function and class, grad
+mode, enclosing loops, isinstance guards). Rules then run over those nodes; nothing walks twice.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+Pos = tuple[int, int]
+
+GRAD_OFF_CALLS = frozenset(
+    {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
+)
+GRAD_ON_CALLS = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
+SET_GRAD = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
+TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+TRAINING_CALLS = frozenset({"backward", "step"})
+# Functions whose job is to write parameters, gradients or optimizer / EMA state on purpose.
+PARAM_UPDATE_FUNC = re.compile(
+    r"(^__init__$|init|reset|^_?build|fuse|merge|convert|load|from_pretrained|copy_?param|"
+    r"ema|momentum|polyak|swa|soft_update|update_target|update_teacher|update_average|average|"
+    r"^step$|_step$|^_?update|optimi[sz]|clip|quantiz|prune|normali[sz]e_weight|weight_norm|tie|"
+    r"zero_grad|sync|broadcast|all_reduce|allreduce|setup|prepare|patch|surgery|transfer)",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class Binding:
+    name: str
+    pos: Pos  # start of the binding statement
+    end: Pos  # end of the binding statement
+    kind: str  # assign | annassign | aug | for | with | arg | import | del | other
+    value: Optional[ast.expr] = None  # the bound expression, for simple `name = value`
+    annotation: Optional[ast.expr] = None
+    node: Optional[ast.AST] = None  # the binding statement (or arg / loop)
+    grad_off: bool = False  # bound under no_grad / inference_mode
+
+
+@dataclass
+class Scope:
+    node: ast.AST
+    parent: Optional["Scope"]
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    loads: dict[str, list[Pos]] = field(default_factory=dict)
+    backward_names: set[str] = field(default_factory=set)  # names with `.backward()` called on them
+
+    def bind(self, b: Binding) -> None:
+        self.bindings.setdefault(b.name, []).append(b)
+
+    def binding_before(self, name: str, pos: Pos) -> Optional[Binding]:
+        """The last binding of `name` in this scope that starts before `pos`, else the enclosing scope's."""
+        scope: Optional[Scope] = self
+        while scope is not None:
+            found = None
+            for b in scope.bindings.get(name, ()):
+                if b.pos < pos or scope is not self:
+                    found = b
+                else:
+                    break
+            if found is not None:
+                return found
+            scope = scope.parent
+        return None
+
+    def origin(self, name: str, pos: Pos) -> Optional[Binding]:
+        """The binding of `name` in this scope that gave it its current object at `pos`:
+        augmented assignments (`z += 1`) keep the object, so they are skipped."""
+        for b in reversed(self.bindings.get(name, ())):
+            if b.pos < pos and b.kind != "aug":
+                return b
+        return None
+
+    def rebound_between(self, name: str, start: Pos, end: Pos) -> bool:
+        return any(start < b.pos < end for b in self.bindings.get(name, ()))
+
+    def loads_after(self, name: str, pos: Pos) -> list[Pos]:
+        return [p for p in self.loads.get(name, ()) if p > pos]
+
+    def loads_between(self, name: str, start: Pos, end: Pos) -> list[Pos]:
+        return [p for p in self.loads.get(name, ()) if start < p < end]
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Where a node sits. Frames are immutable and shared, so recording one per node is cheap."""
+
+    scope: Scope
+    func: Optional[ast.AST] = None  # innermost FunctionDef / AsyncFunctionDef / Lambda
+    cls: Optional[ast.ClassDef] = None
+    grad_disabled: bool = False
+    loops: tuple[ast.AST, ...] = ()
+    guards: frozenset = frozenset()  # names proven to be tensors by an enclosing isinstance check
+    funcs: tuple[ast.AST, ...] = ()  # all enclosing functions, outermost first
+
+
+class FileFacts:
+    """Facts about one file; `nodes` lists (node, frame) for the node types that were asked for."""
+
+    def __init__(self, tree: ast.Module, lines: list[str], wanted: tuple[type, ...]):
+        self.tree = tree
+        self.lines = lines
+        self.aliases: dict[str, str] = {}
+        self.training_loops: set[int] = set()
+        self.classes_with_state_dict: set[str] = set()
+        self.nodes: list[tuple[ast.AST, Frame]] = []
+        self.module_scope = Scope(tree, None)
+        self._wanted = wanted
+        self._collect_imports(tree)
+        self._walk(tree)
+
+    # ---- names -------------------------------------------------------------------------------
+    def qualname(self, expr: ast.AST) -> Optional[str]:
+        """`th.nn.functional.relu` -> 'torch.nn.functional.relu' through the file's import aliases."""
+        parts = []
+        while isinstance(expr, ast.Attribute):
+            parts.append(expr.attr)
+            expr = expr.value
+        if not isinstance(expr, ast.Name):
+            return None
+        base = self.aliases.get(expr.id)
+        if base is None:
+            if expr.id in ("torch", "copy", "numpy"):
+                base = expr.id
+            elif expr.id == "np":
+                base = "numpy"
+            else:
+                return None
+        parts.append(base)
+        return ".".join(reversed(parts))
+
+    def _collect_imports(self, tree: ast.Module) -> None:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.asname:
+                        self.aliases[a.asname] = a.name
+                    else:
+                        top = a.name.split(".")[0]
+                        self.aliases.setdefault(top, top)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for a in node.names:
+                    if a.name != "*":
+                        self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+            elif isinstance(node, ast.ClassDef):
+                for stmt in node.body:
+                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "state_dict":
+                        self.classes_with_state_dict.add(node.name)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and _has_training_call(node):
+                self.training_loops.add(id(node))
+
+    # ---- the walk ----------------------------------------------------------------------------
+    def _walk(self, tree: ast.Module) -> None:
+        wanted = self._wanted
+        record = self.nodes.append
+        stack: list[tuple[ast.AST, Frame]] = [(tree, Frame(self.module_scope))]
+        while stack:
+            node, frame = stack.pop()
+            if isinstance(node, wanted):
+                record((node, frame))
+            children = self._children(node, frame)
+            stack.extend(reversed(children))
+
+    def _children(self, node: ast.AST, frame: Frame) -> list[tuple[ast.AST, Frame]]:
+        scope = frame.scope
+        if isinstance(node, ast.Name):
+            pos = (node.lineno, node.col_offset)
+            if isinstance(node.ctx, ast.Load):
+                scope.loads.setdefault(node.id, []).append(pos)
+            return []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return self._function(node, frame)
+        if isinstance(node, ast.ClassDef):
+            if scope is not None:
+                scope.bind(Binding(node.name, _pos(node), _end(node), "other", node=node))
+            inner = Frame(Scope(node, scope), frame.func, node, frame.grad_disabled, (), frame.guards, frame.funcs)
+            outer = [(d, frame) for d in node.decorator_list] + [(b, frame) for b in node.bases]
+            outer += [(k, frame) for k in node.keywords]
+            return outer + [(s, inner) for s in node.body]
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+            self._bind_assign(node, frame)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            for name in _target_names(node.target):
+                scope.bind(Binding(name, _pos(node), _pos(node.iter), "for", value=node.iter, node=node))
+            loop = Frame(scope, frame.func, frame.cls, frame.grad_disabled, frame.loops + (node,), frame.guards, frame.funcs)
+            return [(node.target, frame), (node.iter, frame)] + [(s, loop) for s in node.body] + [
+                (s, frame) for s in node.orelse
+            ]
+        elif isinstance(node, ast.While):
+            loop = Frame(scope, frame.func, frame.cls, frame.grad_disabled, frame.loops + (node,), frame.guards, frame.funcs)
+            return [(node.test, frame)] + [(s, loop) for s in node.body] + [(s, frame) for s in node.orelse]
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            grad = frame.grad_disabled
+            for item in node.items:
+                grad = self._grad_after(item.context_expr, grad)
+                if item.optional_vars is not None:
+                    for name in _target_names(item.optional_vars):
+                        scope.bind(Binding(name, _pos(node), _end(item.context_expr), "with", node=node))
+            inner = frame if grad == frame.grad_disabled else _replace(frame, grad_disabled=grad)
+            return [(i, frame) for i in node.items] + [(s, inner) for s in node.body]
+        elif isinstance(node, ast.If):
+            guarded = _tensor_guards(node.test, self)
+            if guarded:
+                inner = _replace(frame, guards=frame.guards | guarded)
+                return [(node.test, frame)] + [(s, inner) for s in node.body] + [(s, frame) for s in node.orelse]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                name = a.asname or a.name.split(".")[0]
+                scope.bind(Binding(name, _pos(node), _end(node), "import", node=node))
+        elif isinstance(node, ast.Delete):
+            for t in node.targets:
+                for name in _target_names(t):
+                    scope.bind(Binding(name, _pos(node), _end(node), "del", node=node))
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            scope.bind(Binding(node.name, _pos(node), _pos(node), "other", node=node))
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "backward":
+                for target in [func.value] + node.args[:1]:  # loss.backward(), accelerator.backward(loss)
+                    base = _base_name(target)
+                    if base:
+                        scope.backward_names.add(base)
+        return [(c, frame) for c in ast.iter_child_nodes(node)]
+
+    def _function(self, node: ast.AST, frame: Frame) -> list[tuple[ast.AST, Frame]]:
+        scope = frame.scope
+        if not isinstance(node, ast.Lambda):
+            scope.bind(Binding(node.name, _pos(node), _end(node), "other", node=node))
+        inner_scope = Scope(node, scope)
+        grad = frame.grad_disabled
+        decorators = getattr(node, "decorator_list", [])
+        for d in decorators:
+            grad = self._grad_after(d, grad)
+        args = node.args
+        for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+            if a is not None:
+                inner_scope.bind(Binding(a.arg, _pos(node), _pos(node), "arg", annotation=a.annotation, node=a))
+        inner = Frame(inner_scope, node, frame.cls, grad, (), frame.guards, frame.funcs + (node,))
+        outer = [(d, frame) for d in decorators] + [(d, frame) for d in args.defaults + args.kw_defaults if d]
+        outer += [(a.annotation, frame) for a in args.posonlyargs + args.args + args.kwonlyargs if a.annotation]
+        body = node.body if isinstance(node.body, list) else [node.body]
+        return outer + [(s, inner) for s in body]
+
+    def _bind_assign(self, node: ast.AST, frame: Frame) -> None:
+        scope, off = frame.scope, frame.grad_disabled
+        if isinstance(node, ast.Assign):
+            targets, value, kind, ann = node.targets, node.value, "assign", None
+        elif isinstance(node, ast.AnnAssign):
+            targets, value, kind, ann = [node.target], node.value, "annassign", node.annotation
+        elif isinstance(node, ast.AugAssign):
+            targets, value, kind, ann = [node.target], None, "aug", None
+        else:
+            targets, value, kind, ann = [node.target], node.value, "assign", None
+        for t in targets:
+            if isinstance(t, ast.Name):
+                scope.bind(Binding(t.id, _pos(node), _end(node), kind, value, ann, node, off))
+            else:
+                for name in _target_names(t):
+                    scope.bind(Binding(name, _pos(node), _end(node), "other", node=node))
+
+    def _grad_after(self, expr: ast.expr, grad: bool) -> bool:
+        """Grad mode inside `with expr:` or under decorator `expr`, given the mode outside."""
+        call = expr.func if isinstance(expr, ast.Call) else expr
+        q = self.qualname(call)
+        if q in GRAD_OFF_CALLS:
+            if isinstance(expr, ast.Call) and expr.args and _is_false_const(expr.args[0]) and q.endswith("inference_mode"):
+                return grad
+            return True
+        if q in GRAD_ON_CALLS:
+            return False
+        if q in SET_GRAD and isinstance(expr, ast.Call) and expr.args:
+            arg = expr.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, bool):
+                return not arg.value
+        return grad
+
+    # ---- helpers rules use -------------------------------------------------------------------
+    def segment(self, node: ast.AST) -> str:
+        return ast.get_source_segment("".join(self.lines), node) or ""
+
+
+def _has_training_call(loop: ast.AST) -> bool:
+    for n in ast.walk(loop):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in TRAINING_CALLS:
+            return True
+    return False
+
+
+def _tensor_guards(test: ast.expr, facts: FileFacts) -> frozenset:
+    names = set()
+    for n in ast.walk(test):
+        if isinstance(n, ast.Call) and n.args:
+            q = facts.qualname(n.func)
+            target = n.args[0]
+            if q == "torch.is_tensor" or (
+                isinstance(n.func, ast.Name)
+                and n.func.id == "isinstance"
+                and len(n.args) == 2
+                and any(facts.qualname(t) in TENSOR_TYPES or _last(t) in ("Tensor", "Parameter")
+                        for t in (n.args[1].elts if isinstance(n.args[1], ast.Tuple) else [n.args[1]]))
+            ):
+                key = dotted(target)
+                if key:
+                    names.add(key)
+    return frozenset(names)
+
+
+def _last(expr: ast.AST) -> Optional[str]:
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    if isinstance(expr, ast.Name):
+        return expr.id
+    return None
+
+
+def dotted(expr: ast.AST) -> Optional[str]:
+    """'self.model.weight' for a chain of attributes on a name, else None."""
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if isinstance(expr, ast.Name):
+        parts.append(expr.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _base_name(expr: ast.AST) -> Optional[str]:
+    """The name at the root of `a.b(...)[i].c`, if there is one."""
+    while True:
+        if isinstance(expr, ast.Name):
+            return expr.id
+        if isinstance(expr, (ast.Attribute, ast.Subscript)):
+            expr = expr.value
+        elif isinstance(expr, ast.Call):
+            expr = expr.func
+        else:
+            return None
+
+
+base_name = _base_name
+
+
+def _target_names(target: ast.AST) -> Iterator[str]:
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for e in target.elts:
+            yield from _target_names(e)
+    elif isinstance(target, ast.Starred):
+        yield from _target_names(target.value)
+
+
+def _is_false_const(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value is False
+
+
+def _pos(node: ast.AST) -> Pos:
+    return (node.lineno, node.col_offset)
+
+
+def _end(node: ast.AST) -> Pos:
+    return (node.end_lineno or node.lineno, node.end_col_offset or 0)
+
+
+pos_of, end_of = _pos, _end
+
+
+def _replace(frame: Frame, **changes) -> Frame:
+    values = {f: getattr(frame, f) for f in ("scope", "func", "cls", "grad_disabled", "loops", "guards", "funcs")}
+    values.update(changes)
+    return Frame(**values)

@@ -1,0 +1,38 @@
+"""The explicit registry of rules. A rule is one module; `spec_from_module` reads its spec."""
+from __future__ import annotations
+
+import re
+from types import ModuleType
+
+from ..model import FixSafety, RuleSpec
+
+
+def spec_from_module(module: ModuleType) -> RuleSpec:
+    doc = (module.__doc__ or "").strip()
+    summary = doc.splitlines()[0] if doc else ""
+    return RuleSpec(
+        code=module.CODE,
+        name=module.NAME,
+        message=module.MESSAGE,
+        nodes=tuple(module.NODES),
+        check=module.check,
+        trigger=re.compile(module.TRIGGER) if isinstance(module.TRIGGER, str) else module.TRIGGER,
+        claim=module.CLAIM,
+        doc=doc,
+        fix_safety=getattr(module, "FIX", FixSafety.NONE),
+        default_on=getattr(module, "DEFAULT_ON", True),
+        summary=summary,
+    )
+
+
+from . import ten101, ten201, ten203  # noqa: E402  (after spec_from_module, which they do not need)
+
+RULES: tuple[RuleSpec, ...] = tuple(
+    spec_from_module(m)
+    for m in (
+        ten101,
+        ten201,
+        ten203,
+    )
+)
+BY_CODE = {r.code: r for r in RULES}

@@ -1,0 +1,148 @@
+"""`.clone()` of a graph-attached tensor kept as if it were a detached copy.
+
+## What it does
+Flags `t.clone()` without `.detach()` when `t` is attached to the autograd graph (a loss, a model
+output, a parameter, anything computed from them), the code is not under `torch.no_grad()`, and the
+clone is kept beyond the step: appended to or stored in a container or attribute that outlives the
+loop iteration (`history.append(loss.clone())`, `self.prev = h.clone()`), bound to a name that says
+it is a frozen copy (`best`, `initial`, `prev`, `snapshot`, `teacher`, `target`, `ema`, ...), or
+converted with `.numpy()`.
+
+## Why is this bad?
+`clone()` records a `CloneBackward0` node and keeps `requires_grad`: gradients flow back into the
+source, every kept clone holds its step's whole graph (and saved activations) alive, and `.numpy()`
+on it raises "Can't call numpy() on Tensor that requires grad".
+
+Not flagged: clones of inputs, masks, indices or tokens (no graph evidence), clones under `no_grad`,
+`.detach().clone()` / `.clone().detach()`, and clones used within the step.
+
+## Example
+```python
+for x, y in loader:
+    loss = criterion(model(x), y)
+    history.append(loss.clone())   # keeps every step's graph alive
+    loss.backward()
+```
+
+## Use instead
+```python
+    history.append(loss.detach().clone())  # or loss.item() for a number
+```
+
+## Fix safety
+Unsafe: the fix inserts `.detach()` before `.clone()`, which stops gradients from flowing through the
+copy; code that backpropagates through the kept clone would change.
+
+## References
+- PyTorch FAQ: "Don't accumulate history across your training loop"
+- torch.clone: "This function is differentiable, so gradients will flow back from the result of this
+  operation to input. To create a tensor without an autograd relationship to input see detach()."
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from ..facts import base_name, pos_of
+from ..model import Fix, FixSafety
+from .edits import before_method
+
+CODE = "TEN203"
+NAME = "clone-kept-with-graph"
+MESSAGE = ("clone() of '{source}' keeps it attached to the graph ({why}); "
+           "use {source}.detach().clone() for a snapshot")
+FIX = FixSafety.UNSAFE
+TRIGGER = r"\.clone\("
+NODES = (ast.Assign, ast.AnnAssign, ast.Expr, ast.Call)
+CLAIM = ("t.clone() keeps requires_grad and a CloneBackward0 node: a kept clone holds the graph of "
+         "its step alive and .numpy() on it raises; t.detach().clone() holds no graph.")
+FROZEN_NAME = re.compile(
+    r"(^|_)(best|init|initial|orig|original|old|prev|previous|last|snapshot|snap|frozen|fixed|saved|backup|"
+    r"teacher|target|ema|ref|reference|anchor|start|baseline|copy)(_|$|\d)",
+    re.IGNORECASE,
+)
+PASS_THROUGH = frozenset({"to", "cpu", "cuda", "float", "double", "half", "contiguous", "squeeze", "unsqueeze",
+                          "view", "reshape", "flatten", "requires_grad_"})
+KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "push"})
+
+
+def check(node, ctx):
+    if ctx.frame.grad_disabled:
+        return
+    if isinstance(node, ast.Call):
+        yield from _numpy_of_clone(node, ctx)
+        return
+    if isinstance(node, ast.Expr):
+        call = node.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr in KEEPING_METHODS and _outlives_step(call.func.value, ctx)):
+            return
+        for arg in call.args:
+            yield from _report(arg, ctx, "kept in '%s'" % ctx.text(call.func.value))
+        return
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    value = node.value
+    if value is None:
+        return
+    for target in targets:
+        if isinstance(target, ast.Name) and FROZEN_NAME.search(target.id):
+            yield from _report(value, ctx, "kept as '%s'" % target.id)
+        elif isinstance(target, (ast.Attribute, ast.Subscript)) and _outlives_step(target, ctx):
+            yield from _report(value, ctx, "kept in '%s'" % ctx.text(target))
+
+
+def _report(expr, ctx, why):
+    for clone in _kept_clones(expr):
+        source = clone.func.value
+        if ctx.attached(source):
+            fix = Fix((before_method(ctx, clone.func, "detach()."),), FIX)
+            yield ctx.finding(clone, fix, source=ctx.text(source), why=why)
+
+
+def _kept_clones(expr):
+    """clone() calls whose result is what `expr` evaluates to (through `.cpu()`, `.to()`, literals)."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in PASS_THROUGH:
+        expr = expr.func.value
+    if isinstance(expr, (ast.Tuple, ast.List)):
+        for e in expr.elts:
+            yield from _kept_clones(e)
+    elif isinstance(expr, ast.Dict):
+        for v in expr.values:
+            yield from _kept_clones(v)
+    elif _is_clone(expr):
+        yield expr
+
+
+def _is_clone(expr) -> bool:
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "clone"):
+        return False
+    recv = expr.func.value
+    while isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute) and recv.func.attr in PASS_THROUGH:
+        recv = recv.func.value
+    detached = (isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute) and recv.func.attr == "detach") or (
+        isinstance(recv, ast.Attribute) and recv.attr == "data")
+    return not detached
+
+
+def _outlives_step(target, ctx) -> bool:
+    """An attribute, or a container bound outside the innermost loop: it survives the iteration."""
+    root = target
+    while isinstance(root, (ast.Subscript, ast.Attribute)):
+        if isinstance(root, ast.Attribute):
+            return True
+        root = root.value
+    if not isinstance(root, ast.Name) or not ctx.frame.loops:
+        return False
+    loop = ctx.frame.loops[-1]
+    origin = ctx.frame.scope.origin(root.id, ctx.pos)
+    return origin is None or origin.pos < pos_of(loop)
+
+
+def _numpy_of_clone(call: ast.Call, ctx):
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "numpy"):
+        return
+    for clone in _kept_clones(call.func.value):
+        source = clone.func.value
+        if ctx.attached(source) and base_name(source):
+            fix = Fix((before_method(ctx, clone.func, "detach()."),), FIX)
+            yield ctx.finding(clone, fix, source=ctx.text(source), why=".numpy() on it raises")

@@ -1,0 +1,50 @@
+"""The registry: codes unique and valid, every rule documented, with fixtures and a claim test."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from flake8_tensorcopy.model import FixSafety, RuleSpec
+from flake8_tensorcopy.rules import RULES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_codes_unique_and_valid():
+    codes = [r.code for r in RULES]
+    assert len(codes) == len(set(codes))
+    assert all(re.fullmatch(r"TEN[1-9]\d\d", c) for c in codes)
+    assert codes == sorted(codes)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_rule_is_documented(rule):
+    headings = re.findall(r"^## (.+)$", rule.doc, re.M)
+    assert headings == list(RuleSpec.docs_sections)
+    assert rule.summary and rule.message and rule.claim
+    assert (rule.code.startswith("TEN9")) == (not rule.default_on)
+    if rule.fix_safety is not FixSafety.NONE:
+        fix_text = rule.doc.split("## Fix safety", 1)[1].split("##", 1)[0].lower()
+        assert rule.fix_safety.value in fix_text
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_rule_has_fixtures_and_claim_test(rule):
+    for variant in ("bad", "good", "fixed"):
+        assert (ROOT / "fixtures" / rule.code / f"{variant}.py").is_file()
+    claim = ROOT / "tests" / "claims" / f"test_{rule.code.lower()}.py"
+    assert claim.is_file()
+    assert "def test_" in claim.read_text()
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_trigger_matches_every_bad_fixture(rule):
+    source = (ROOT / "fixtures" / rule.code / "bad.py").read_text()
+    assert rule.trigger.search(source)
+
+
+def test_linter_never_imports_torch():
+    for path in (ROOT / "flake8_tensorcopy").rglob("*.py"):
+        assert not re.search(r"^\s*(import torch|from torch)", path.read_text(), re.M), path

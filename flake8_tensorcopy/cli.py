@@ -61,7 +61,9 @@ def cmd_explain(args) -> int:
     if rule is None:
         print(f"unknown rule {args.code!r}; `flake8-tensorcopy rules` lists them", file=sys.stderr)
         return 2
-    print(f"# {rule.code} ({rule.name})\n\n{rule.doc}")
+    from .docs import rule_page
+
+    print(rule_page(rule), end="")
     return 0
 
 

@@ -1,0 +1,36 @@
+"""Write docs/rules/TENxxx.md and the README's rule table from the rules. `--check` only compares."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from flake8_tensorcopy.docs import TABLE_BEGIN, TABLE_END, rule_page, rule_table
+from flake8_tensorcopy.rules import RULES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def wanted() -> dict[Path, str]:
+    files = {ROOT / "docs" / "rules" / f"{r.code}.md": rule_page(r) for r in RULES}
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    head, _, rest = readme.partition(TABLE_BEGIN)
+    _, _, tail = rest.partition(TABLE_END)
+    files[ROOT / "README.md"] = f"{head}{TABLE_BEGIN}\n{rule_table(RULES)}\n{TABLE_END}{tail}"
+    return files
+
+
+def main(argv) -> int:
+    stale = [p for p, text in wanted().items() if not p.exists() or p.read_text(encoding="utf-8") != text]
+    if "--check" in argv:
+        for p in stale:
+            print(f"stale: {p.relative_to(ROOT)} (run python scripts/gen_docs.py)")
+        return 1 if stale else 0
+    for p in stale:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(wanted()[p], encoding="utf-8")
+        print(f"wrote {p.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -282,7 +282,14 @@ class FileFacts:
 
     # ---- helpers rules use -------------------------------------------------------------------
     def segment(self, node: ast.AST) -> str:
-        return ast.get_source_segment("".join(self.lines), node) or ""
+        """The source text of `node` (ast columns are UTF-8 byte offsets)."""
+        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+        if node.end_col_offset is None or last >= len(self.lines):
+            return ""
+        chunk = [line.encode("utf-8") for line in self.lines[first:last + 1]]
+        chunk[-1] = chunk[-1][: node.end_col_offset]
+        chunk[0] = chunk[0][node.col_offset:]
+        return b"".join(chunk).decode("utf-8", "replace")
 
 
 def _has_training_call(loop: ast.AST) -> bool:

@@ -50,6 +50,20 @@ NOT_TENSOR_RESULT = frozenset(
     is_floating_point stride get_device backward register_hook storage untyped_storage equal
     allclose __len__ is_leaf""".split()
 )
+# Tensor methods known to return a tensor (in-place `*_` methods return self and count too).
+TENSOR_RESULT_METHODS = frozenset(
+    """abs add sub mul div true_divide floor_divide pow exp exp2 expm1 log log1p log2 log10 sqrt rsqrt
+    square sum mean amax amin max min std var norm clamp clip float double half bfloat16 long int bool
+    byte short to cpu cuda contiguous view view_as reshape reshape_as permute transpose t squeeze
+    unsqueeze flatten ravel expand expand_as repeat repeat_interleave narrow select index_select
+    masked_fill masked_select masked_scatter gather scatter scatter_add index_add index_fill index_copy
+    detach clone type_as softmax log_softmax sigmoid tanh relu matmul mm bmm mv dot neg reciprocal
+    round floor ceil sign argmax argmin argsort cumsum cumprod prod all any eq ne lt le gt ge
+    logical_not logical_and logical_or where flip roll tril triu diag diagonal trace lerp addmm
+    baddbmm nan_to_num unfold movedim swapaxes sin cos erf logsumexp new_zeros new_ones new_full
+    new_empty new_tensor pin_memory sum_to_size abs_ float_power fmod remainder maximum minimum
+    isnan isinf isfinite nonzero unique tile outer cross kron lerp_ to_dense to_sparse coalesce""".split()
+)
 NO_GRAD_RESULT = frozenset(
     """detach detach_ item tolist numpy argmax argmin argsort long int bool byte short char eq ne lt le
     gt ge isnan isinf isfinite nonzero sign round floor ceil size dim numel shape""".split()
@@ -83,24 +97,8 @@ def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[st
             return TENSOR
         if key == "self" and ctx.frame.cls is not None and _is_module_class(ctx.frame.cls, ctx):
             return MODULE
-        b = ctx.frame.scope.binding_before(key, pos)
-        if b is None:
-            return None
-        if b.annotation is not None:
-            ann = annotation_kind(b.annotation, ctx)
-            if ann:
-                return ann
-        if b.kind in ("assign", "annassign") and b.value is not None:
-            return kind(b.value, ctx, b.pos, depth + 1)
-        if b.kind == "for" and isinstance(b.node, (ast.For, ast.AsyncFor)) and isinstance(b.node.target, ast.Name):
-            it = b.node.iter
-            if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "parameters":
-                return PARAM
-        if b.kind == "arg" and MODULE_NAME.search(key):
-            return MODULE
-        if b.kind in ("assign", "annassign") and MODULE_NAME.search(key):
-            return None
-        return None
+        kinds = {_binding_kind(b, key, ctx, depth) for b in _reaching(key, ctx, pos)}
+        return kinds.pop() if len(kinds) == 1 else None  # unknown, or different on different paths
     if isinstance(expr, ast.Attribute):
         attr = expr.attr
         if attr in ("weight", "bias"):
@@ -146,6 +144,41 @@ def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[st
     return None
 
 
+def _reaching(name: str, ctx: "Context", pos) -> list:
+    """Bindings that may give `name` its value at `pos` (this scope's, else an enclosing one's)."""
+    reaching = ctx.frame.scope.reaching(name, pos)
+    if reaching:
+        return reaching
+    b = ctx.frame.scope.binding_before(name, pos)
+    return [b] if b is not None else []
+
+
+def _binding_kind(b, name: str, ctx: "Context", depth: int) -> Optional[str]:
+    if b.annotation is not None:
+        ann = annotation_kind(b.annotation, ctx)
+        if ann:
+            return ann
+    if b.kind in ("assign", "annassign") and b.value is not None:
+        return kind(b.value, ctx, b.pos, depth + 1)
+    if b.kind == "for" and isinstance(b.node, (ast.For, ast.AsyncFor)) and isinstance(b.node.target, ast.Name):
+        it = b.node.iter
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "parameters":
+            return PARAM
+    if b.kind == "arg" and MODULE_NAME.search(name):
+        return MODULE
+    return None
+
+
+def _binding_attached(b, expr: ast.Name, ctx: "Context", pos, depth: int) -> bool:
+    if b.grad_off:
+        return False
+    if b.kind in ("assign", "annassign") and b.value is not None:
+        return attached(b.value, ctx, b.pos, depth + 1)
+    if b.kind == "for":
+        return _binding_kind(b, expr.id, ctx, depth) == PARAM
+    return False
+
+
 def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]:
     q = ctx.facts.qualname(call.func)
     if q:
@@ -180,8 +213,8 @@ def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]
         if recv == NDARRAY:
             return NDARRAY
         if recv in TENSORISH:
-            if method in NOT_TENSOR_RESULT:
-                return None
+            if method not in TENSOR_RESULT_METHODS and not (method.endswith("_") and not method.startswith("_")):
+                return None  # tensor.metadata(), tensor.size(): not known to give a tensor
             return TENSOR if recv in SURE_TENSOR else LIKELY_TENSOR
         if method in TENSOR_ONLY_METHODS:
             return TENSOR
@@ -219,18 +252,10 @@ def attached(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> bool:
     pos = pos or ctx.pos
     if isinstance(expr, ast.Name):
         scope = ctx.frame.scope
-        b = scope.binding_before(expr.id, pos)
         if expr.id in scope.backward_names:
             return True
-        if b is None:
-            return False
-        if b.grad_off:
-            return False
-        if b.kind in ("assign", "annassign") and b.value is not None:
-            return attached(b.value, ctx, b.pos, depth + 1)
-        if b.kind == "for":
-            return kind(expr, ctx, pos, depth + 1) == PARAM
-        return False
+        reaching = _reaching(expr.id, ctx, pos)
+        return bool(reaching) and all(_binding_attached(b, expr, ctx, pos, depth) for b in reaching)
     if isinstance(expr, ast.Attribute):
         if expr.attr in ("weight", "bias"):
             return True

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 Pos = tuple[int, int]
+MATCH_CASE = getattr(ast, "match_case", ())  # Python 3.10+
 
 GRAD_OFF_CALLS = frozenset(
     {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
@@ -23,7 +24,7 @@ TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parame
 TRAINING_CALLS = frozenset({"backward", "step"})
 # Functions whose job is to write parameters, gradients or optimizer / EMA state on purpose.
 PARAM_UPDATE_FUNC = re.compile(
-    r"(^__init__$|init|reset|^_?build|fuse|merge|convert|load|from_pretrained|copy_?param|"
+    r"(^__init__$|init|reset|^_?build|fuse|merge|convert|load|from_pretrained|copy_?param|resize|"
     r"ema|momentum|polyak|swa|soft_update|update_target|update_teacher|update_average|average|"
     r"^step$|_step$|^_?update|optimi[sz]|clip|quantiz|prune|normali[sz]e_weight|weight_norm|tie|"
     r"zero_grad|sync|broadcast|all_reduce|allreduce|setup|prepare|patch|surgery|transfer)",
@@ -41,6 +42,7 @@ class Binding:
     annotation: Optional[ast.expr] = None
     node: Optional[ast.AST] = None  # the binding statement (or arg / loop)
     grad_off: bool = False  # bound under no_grad / inference_mode
+    block: Optional[tuple[Pos, Pos]] = None  # the conditional body the binding sits in, if any
 
 
 @dataclass
@@ -77,6 +79,17 @@ class Scope:
                 return b
         return None
 
+    def reaching(self, name: str, pos: Pos) -> list[Binding]:
+        """The bindings of `name` in this scope that may give its value at `pos`: the last one, and
+        while that one sits in a conditional body that does not hold `pos`, the ones before it."""
+        found = []
+        for b in reversed(self.bindings.get(name, ())):
+            if b.pos < pos and b.kind != "aug":
+                found.append(b)
+                if b.block is None or b.block[0] <= pos <= b.block[1]:
+                    break
+        return found
+
     def rebound_between(self, name: str, start: Pos, end: Pos) -> bool:
         return any(start < b.pos < end for b in self.bindings.get(name, ()))
 
@@ -98,6 +111,7 @@ class Frame:
     loops: tuple[ast.AST, ...] = ()
     guards: frozenset = frozenset()  # names proven to be tensors by an enclosing isinstance check
     funcs: tuple[ast.AST, ...] = ()  # all enclosing functions, outermost first
+    block: Optional[tuple[Pos, Pos]] = None  # innermost conditional body (if / loop / except / case)
 
 
 class FileFacts:
@@ -188,13 +202,15 @@ class FileFacts:
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             for name in _target_names(node.target):
                 scope.bind(Binding(name, _pos(node), _pos(node.iter), "for", value=node.iter, node=node))
-            loop = Frame(scope, frame.func, frame.cls, frame.grad_disabled, frame.loops + (node,), frame.guards, frame.funcs)
+            loop = _replace(frame, loops=frame.loops + (node,), block=_span(node.body))
             return [(node.target, frame), (node.iter, frame)] + [(s, loop) for s in node.body] + [
-                (s, frame) for s in node.orelse
+                (s, _branch(frame, node.orelse)) for s in node.orelse
             ]
         elif isinstance(node, ast.While):
-            loop = Frame(scope, frame.func, frame.cls, frame.grad_disabled, frame.loops + (node,), frame.guards, frame.funcs)
-            return [(node.test, frame)] + [(s, loop) for s in node.body] + [(s, frame) for s in node.orelse]
+            loop = _replace(frame, loops=frame.loops + (node,), block=_span(node.body))
+            return [(node.test, frame)] + [(s, loop) for s in node.body] + [
+                (s, _branch(frame, node.orelse)) for s in node.orelse
+            ]
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             grad = frame.grad_disabled
             for item in node.items:
@@ -206,9 +222,9 @@ class FileFacts:
             return [(i, frame) for i in node.items] + [(s, inner) for s in node.body]
         elif isinstance(node, ast.If):
             guarded = _tensor_guards(node.test, self)
-            if guarded:
-                inner = _replace(frame, guards=frame.guards | guarded)
-                return [(node.test, frame)] + [(s, inner) for s in node.body] + [(s, frame) for s in node.orelse]
+            body = _branch(frame, node.body, frame.guards | guarded)
+            orelse = _branch(frame, node.orelse)
+            return [(node.test, frame)] + [(s, body) for s in node.body] + [(s, orelse) for s in node.orelse]
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for a in node.names:
                 name = a.asname or a.name.split(".")[0]
@@ -217,8 +233,15 @@ class FileFacts:
             for t in node.targets:
                 for name in _target_names(t):
                     scope.bind(Binding(name, _pos(node), _end(node), "del", node=node))
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            scope.bind(Binding(node.name, _pos(node), _pos(node), "other", node=node))
+        elif isinstance(node, ast.ExceptHandler):
+            if node.name:
+                scope.bind(Binding(node.name, _pos(node), _pos(node), "other", node=node))
+            handler = _branch(frame, node.body)
+            return ([(node.type, frame)] if node.type else []) + [(s, handler) for s in node.body]
+        elif isinstance(node, MATCH_CASE):
+            case = _branch(frame, node.body)
+            return [(node.pattern, frame)] + ([(node.guard, frame)] if node.guard else []) + [
+                (s, case) for s in node.body]
         elif isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr == "backward":
@@ -259,7 +282,7 @@ class FileFacts:
             targets, value, kind, ann = [node.target], node.value, "assign", None
         for t in targets:
             if isinstance(t, ast.Name):
-                scope.bind(Binding(t.id, _pos(node), _end(node), kind, value, ann, node, off))
+                scope.bind(Binding(t.id, _pos(node), _end(node), kind, value, ann, node, off, frame.block))
             else:
                 for name in _target_names(t):
                     scope.bind(Binding(name, _pos(node), _end(node), "other", node=node))
@@ -379,7 +402,17 @@ def _end(node: ast.AST) -> Pos:
 pos_of, end_of = _pos, _end
 
 
+def _span(body: list) -> Optional[tuple[Pos, Pos]]:
+    return (_pos(body[0]), _end(body[-1])) if body else None
+
+
+def _branch(frame: Frame, body: list, guards: frozenset = None) -> Frame:
+    """The frame of a conditional body: its bindings may not happen."""
+    return _replace(frame, block=_span(body), guards=frame.guards if guards is None else guards)
+
+
 def _replace(frame: Frame, **changes) -> Frame:
-    values = {f: getattr(frame, f) for f in ("scope", "func", "cls", "grad_disabled", "loops", "guards", "funcs")}
+    values = {f: getattr(frame, f) for f in ("scope", "func", "cls", "grad_disabled", "loops", "guards", "funcs",
+                                             "block")}
     values.update(changes)
     return Frame(**values)

@@ -5,6 +5,8 @@ committed or not) into its own virtualenv and runs it in a temporary project rep
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 from fixture_tools import expectations
@@ -81,3 +83,17 @@ def test_flake8_route_with_additional_dependencies(tmp_path, hook_repo, precommi
     write(project, "train.py", fixture_text("TEN101", "fixed"))
     passed = pre_commit(project, precommit_home, "run", "flake8", "--all-files")
     assert passed.returncode == 0 and "Passed" in passed.stdout, output(passed)
+
+
+def test_readme_pre_commit_snippets_are_valid_configs(tmp_path):
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Integrations", 1)[1].split("\n## ", 1)[0]
+    snippets = [block for block in re.findall(r"```yaml\n(.*?)```", section, re.S) if "repos:" in block]
+    assert len(snippets) == 2  # the shipped hooks and the flake8 route
+    for number, snippet in enumerate(snippets):
+        config = tmp_path / f"config{number}.yaml"
+        config.write_text(snippet)
+        proc = pre_commit(ROOT, tmp_path / "home", "validate-config", str(config))
+        assert proc.returncode == 0, output(proc) + snippet
+    hook_ids = {hook["id"] for hook in yaml.safe_load(snippets[0])["repos"][0]["hooks"]}
+    assert hook_ids <= {h["id"] for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}

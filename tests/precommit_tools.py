@@ -1,9 +1,10 @@
 """Helpers for running the real `pre-commit` against a committed copy of this repository.
 
-Creating a hook environment (a virtualenv plus `pip install`) is the slow part, so every pre-commit test
-of a session shares one PRE_COMMIT_HOME and one hook repository; the cache below makes the session
-fixtures of several test modules (which call `shared_home` / `shared_hook_repo`) return the same
-directories.
+Creating a hook environment (a virtualenv plus `pip install`) is the slow part. `pre-commit run` with a
+config keeps it in PRE_COMMIT_HOME, so the tests of a session share one home and one hook repository:
+the cache below makes the session fixtures of several test modules (which call `shared_home` /
+`shared_hook_repo`) return the same directories. (`try-repo` always builds its environment in a
+temporary store of its own.)
 """
 from __future__ import annotations
 

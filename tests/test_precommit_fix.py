@@ -1,7 +1,9 @@
 """The `tensorcopy-fix` pre-commit hook, run with the real `pre-commit`.
 
 The hook runs `flake8-tensorcopy fix`: it rewrites files in place (pre-commit then fails because files
-changed), a second run passes, and a finding it may not fix keeps the hook failing.
+changed), a second run passes, and a finding it may not fix keeps the hook failing. The project configs
+name the committed copy of this repository by path and commit, so `--unsafe-fixes` can be passed as the
+hook's args and one hook environment serves every test (`try-repo` would build a new one per run).
 """
 from __future__ import annotations
 
@@ -47,9 +49,12 @@ def test_fix_hook_rewrites_the_file_then_passes(tmp_path, hook_repo, precommit_h
 def test_finding_left_unfixed_keeps_the_hook_failing(tmp_path, hook_repo, precommit_home):
     """By default only safe fixes apply; TEN101's fix is unsafe, so its findings remain and are reported."""
     bad = fixture_text("TEN101", "bad")
-    project = committed_repo(tmp_path / "project", {"train.py": bad})
+    project = committed_repo(tmp_path / "project", {
+        ".pre-commit-config.yaml": fix_hook_config(hook_repo, []),  # the hook as shipped
+        "train.py": bad,
+    })
     for _ in range(2):
-        proc = pre_commit(project, precommit_home, "try-repo", str(hook_repo), "tensorcopy-fix", "--all-files")
+        proc = pre_commit(project, precommit_home, "run", "tensorcopy-fix", "--all-files")
         assert proc.returncode == 1, output(proc)
         assert "files were modified by this hook" not in proc.stdout, output(proc)
         assert "train.py:9:5" in proc.stdout and "TEN101" in proc.stdout, output(proc)

@@ -50,12 +50,12 @@ def test_manifest_is_valid_and_declares_both_hooks(tmp_path):
 
 
 def test_check_hook_fails_on_the_bug_then_passes_once_fixed(tmp_path, hook_repo, precommit_home):
-    project = committed_repo(tmp_path / "project", {"train.py": fixture_text("TEN101", "bad"),
-                                                    "README.txt": "z = y.detach(); z += 1\n"})
+    bad = fixture_text("TEN101", "bad")
+    project = committed_repo(tmp_path / "project", {"train.py": bad, "notes.txt": bad})
     failed = pre_commit(project, precommit_home, "try-repo", str(hook_repo), "tensorcopy", "--all-files")
     assert failed.returncode == 1, output(failed)
     assert reported(failed.stdout, "train.py") == expectations(BAD), output(failed)
-    assert "README.txt" not in failed.stdout  # only Python files are handed to the hook
+    assert "notes.txt" not in failed.stdout  # only Python files are handed to the hook
 
     write(project, "train.py", fixture_text("TEN101", "fixed"))
     passed = pre_commit(project, precommit_home, "try-repo", str(hook_repo), "tensorcopy", "--all-files")

@@ -47,8 +47,10 @@ def could_fire(source: str, rules: Sequence[RuleSpec]) -> list[RuleSpec]:
 
 
 def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = RULES,
-            tree: Optional[ast.Module] = None) -> Result:
-    """Findings for one file's source text. Raises AnalysisError for a file that cannot be parsed."""
+            tree: Optional[ast.Module] = None, tensor_functions: Iterable[str] = ()) -> Result:
+    """Findings for one file's source text. Raises AnalysisError for a file that cannot be parsed.
+
+    `tensor_functions`: extra names of functions that return tensors (the `tensor-functions` option)."""
     active = could_fire(source, rules)
     if not active:
         return Result()
@@ -63,6 +65,7 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
         facts = FileFacts(tree, lines, tuple(by_type))
     except RecursionError:
         raise AnalysisError("too deeply nested to analyse") from None
+    facts.tensor_functions = frozenset(tensor_functions)
     result = Result(parsed=True)
     seen = set()
     for node, frame in facts.nodes:

@@ -173,7 +173,10 @@ def check_file(task: Task) -> FileReport:
 
 def decode(data: bytes) -> str:
     """Source text the way Python reads it: PEP 263 coding cookie or BOM, else UTF-8."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:  # not UTF-8 and no cookie, or an unknown cookie
+        raise AnalysisError(f"cannot decode: {exc}") from None
     return data.decode(encoding)
 
 

@@ -69,7 +69,8 @@ class Notebook:
             after = "\n".join(lines) + ("\n" if lines and before.endswith("\n") else "")
             if after != before:
                 changed = True
-                cell["source"] = after if isinstance(cell.get("source"), str) else re.findall(r"[^\n]*\n|[^\n]+$", after)
+                as_list = re.findall(r"[^\n]*\n|[^\n]+$", after)
+                cell["source"] = after if isinstance(cell.get("source"), str) else as_list
         return self._dump() if changed else self.text
 
     def _code_cells(self) -> list[int]:
@@ -87,8 +88,9 @@ class Notebook:
         indent = head.group(1) if head else None
         indent = len(indent) if indent and set(indent) == {" "} else indent
         ascii_only = self.text.isascii() and bool(re.search(r"\\u[0-9a-fA-F]{4}", self.text))
-        out = json.dumps(self.data, indent=indent, ensure_ascii=ascii_only,
-                         separators=None if indent is not None else (",", ":"))
+        key_sep = ": " if re.search(r'"\s*: ', self.text) else ":"
+        item_sep = "," if indent is not None or not re.search(r'[\]}"\w], ', self.text) else ", "
+        out = json.dumps(self.data, indent=indent, ensure_ascii=ascii_only, separators=(item_sep, key_sep))
         return out + ("\n" if self.text.endswith("\n") else "")
 
 

@@ -1,6 +1,7 @@
 """Running `flake8-tensorcopy` in a subprocess, from any folder, on this checkout's code."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -25,3 +26,27 @@ def reported(stdout: str) -> list[tuple[str, str, str]]:
         path, _, pos = head.partition(":")
         out.append((path, pos, rest.split()[0]))
     return out
+
+
+CELLS = [
+    ("markdown", ["# Training\n", "Notes."]),
+    ("code", ["import copy\n", "import torch\n", "%matplotlib inline\n", "files = !ls\n",
+              "h = torch.ones(3)"]),
+    ("code", ["%%bash\n", "echo copy.deepcopy(h)\n"]),
+    ("code", ["for step in range(3):\n", "    !nvidia-smi\n", "    saved = copy.deepcopy(h)"]),
+]
+
+
+def notebook_text(cells=CELLS, indent=1, language="python") -> str:
+    data = {
+        "cells": [
+            {"cell_type": kind, "metadata": {}, "source": source,
+             **({"execution_count": 1, "outputs": [{"output_type": "stream", "name": "stdout",
+                                                    "text": ["é\n"]}]} if kind == "code" else {})}
+            for kind, source in cells
+        ],
+        "metadata": {"kernelspec": {"language": language, "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    return json.dumps(data, indent=indent, ensure_ascii=False) + "\n"

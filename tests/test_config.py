@@ -12,7 +12,8 @@ from cli_tools import BAD, DEEPCOPY, ROOT, reported, run_cli
 from flake8_tensorcopy.config import ConfigError, load_config
 from flake8_tensorcopy.engine import analyse
 
-DECLARED = "import copy\nfrom mylib import make_batch\n\n\ndef f():\n    b = make_batch()\n    return copy.deepcopy(b)\n"
+DECLARED = ("import copy\nfrom mylib import make_batch\n\n\n"
+            "def f():\n    b = make_batch()\n    return copy.deepcopy(b)\n")
 
 
 def write_config(folder, body: str):

@@ -158,7 +158,7 @@ def check_file(task: Task) -> FileReport:
     except Exception as exc:  # a bug of ours: one line for this file, the other files still checked
         report.errors.append(f"internal error: {type(exc).__name__}: {exc}")
         return report
-    lines = split_lines(source)
+    lines = split_lines(source) if result.findings else []
     for f in result.findings:
         if suppressed(f, notebook.original if notebook else lines):
             continue

@@ -104,6 +104,7 @@ class FileFacts:
     """Facts about one file; `nodes` lists (node, frame) for the node types that were asked for."""
 
     tensor_functions: frozenset = frozenset()  # user-declared tensor-returning functions (config)
+    _segment_lines = None  # the source split as ast splits it, for segment()
 
     def __init__(self, tree: ast.Module, lines: list[str], wanted: tuple[type, ...]):
         self.tree = tree
@@ -284,7 +285,20 @@ class FileFacts:
 
     # ---- helpers rules use -------------------------------------------------------------------
     def segment(self, node: ast.AST) -> str:
-        return ast.get_source_segment("".join(self.lines), node) or ""
+        """ast.get_source_segment, with the file split once (it re-splits the whole file per call)."""
+        if getattr(node, "end_lineno", None) is None or getattr(node, "end_col_offset", None) is None:
+            return ""
+        if self._segment_lines is None:
+            self._segment_lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", "".join(self.lines))
+        lines = self._segment_lines
+        first, last = node.lineno - 1, node.end_lineno - 1
+        if not 0 <= first <= last < len(lines):
+            return ""
+        if first == last:
+            return lines[first].encode()[node.col_offset:node.end_col_offset].decode()
+        head = lines[first].encode()[node.col_offset:].decode()
+        tail = lines[last].encode()[:node.end_col_offset].decode()
+        return "".join([head, *lines[first + 1:last], tail])
 
 
 def _has_training_call(loop: ast.AST) -> bool:

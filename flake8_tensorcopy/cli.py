@@ -27,7 +27,7 @@ def read_source(path: str) -> str:
         return decode(fh.read())
 
 
-def codes(text: str) -> list[str]:
+def comma_list(text: str) -> list[str]:
     return [c.strip() for c in text.split(",") if c.strip()]
 
 
@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
                       ("--exclude", ".gitignore-style patterns to skip (replaces the defaults)"),
                       ("--extend-exclude", ".gitignore-style patterns to skip as well"),
                       ("--tensor-functions", "extra names of functions that return tensors")):
-        check.add_argument(opt, type=codes, metavar="A,B", help=text)
+        check.add_argument(opt, type=comma_list, metavar="A,B", help=text)
     check.add_argument("--stdin-filename", help="the name to report for - (stdin)")
     check.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
     check.add_argument("-j", "--jobs", type=int, default=0, help="processes (default: all cores)")

@@ -116,3 +116,12 @@ def test_flake8_plugin_shares_the_pyproject_tensor_functions_and_survives_a_brok
     write_config(tmp_path, 'tensor-functions = "make_batch"\n')  # invalid: check reports it, flake8 runs
     proc = flake8(tmp_path, "a.py")
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
+
+
+def test_config_option_names_the_file_to_use(tmp_path):
+    (tmp_path / "a.py").write_text(DEEPCOPY)
+    (tmp_path / "ci.toml").write_text('[tool.flake8-tensorcopy]\nignore = ["TEN201"]\n')
+    assert run_cli("check", "--config", "ci.toml", "a.py", cwd=tmp_path).returncode == 0
+    (tmp_path / "bad.toml").write_text('[tool.flake8-tensorcopy]\nextend-exclude = [1]\n')
+    proc = run_cli("check", "--config", "bad.toml", "a.py", cwd=tmp_path)
+    assert proc.returncode == 2 and "'extend-exclude' must be a list of strings" in proc.stderr

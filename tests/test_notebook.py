@@ -91,3 +91,8 @@ def test_check_notebook_noqa_and_syntax_errors_name_the_cell(tmp_path):
     assert reported(proc.stdout) == []
     assert "broken.ipynb: error: cannot parse at cell 2, line 1" in proc.stderr
     assert proc.returncode == 2
+
+
+def test_notebook_on_stdin(tmp_path):
+    proc = run_cli("check", "--stdin-filename", "nb.ipynb", "-", stdin=notebook_text(), cwd=tmp_path)
+    assert reported(proc.stdout) == [("nb.ipynb", "cell 4:3:13", "TEN201")]

@@ -4,27 +4,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Iterator, Optional, Sequence
+from typing import Optional, Sequence
 
 from . import __version__
-from .check import Options, decode, run_check
+from .check import Options, run_check
 from .config import ConfigError, load_config_file
-from .discovery import default_excludes, discover
 from .formats import FORMATS
 from .rules import BY_CODE, RULES
-
-
-def iter_files(paths: Sequence[str]) -> Iterator[str]:
-    """The files `check` would read under `paths` with the default excludes."""
-    return iter(discover(paths, default_excludes()))
-
-
-def read_source(path: str) -> str:
-    """A file's (or stdin's, for `-`) source text, decoded the way Python decodes it."""
-    if path == "-":
-        return decode(sys.stdin.buffer.read())
-    with open(path, "rb") as fh:
-        return decode(fh.read())
 
 
 def comma_list(text: str) -> list[str]:

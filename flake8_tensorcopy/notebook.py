@@ -84,14 +84,20 @@ class Notebook:
         return self.owners[-1] if self.owners else self._code_cells()[0]
 
     def _dump(self) -> str:
-        head = re.match(r"\{\r?\n([ \t]+)\"", self.text)
-        indent = head.group(1) if head else None
-        indent = len(indent) if indent and set(indent) == {" "} else indent
-        ascii_only = self.text.isascii() and bool(re.search(r"\\u[0-9a-fA-F]{4}", self.text))
-        key_sep = ": " if re.search(r'"\s*: ', self.text) else ":"
-        item_sep = "," if indent is not None or not re.search(r'[\]}"\w], ', self.text) else ", "
-        out = json.dumps(self.data, indent=indent, ensure_ascii=ascii_only, separators=(item_sep, key_sep))
+        out = json.dumps(self.data, **self._layout())
         return out + ("\n" if self.text.endswith("\n") else "")
+
+    def _layout(self) -> dict:
+        """The json.dumps arguments that reproduce the file as read (nbformat's own, if none does)."""
+        head = re.match(r"\{\r?\n([ \t]+)\"", self.text)
+        indent = (len(head.group(1)) if set(head.group(1)) == {" "} else head.group(1)) if head else None
+        original, text = json.loads(self.text), self.text.rstrip("\n")
+        for separators in ((",", ": "), (", ", ": "), (",", ":")):
+            for ensure_ascii in (False, True):
+                layout = {"indent": indent, "separators": separators, "ensure_ascii": ensure_ascii}
+                if json.dumps(original, **layout) == text:
+                    return layout
+        return {"indent": 1, "separators": (",", ": "), "ensure_ascii": False}
 
 
 def read_notebook(text: str) -> Notebook:

@@ -37,7 +37,7 @@ CELLS = [
 ]
 
 
-def notebook_text(cells=CELLS, indent=1, language="python") -> str:
+def notebook_text(cells=CELLS, language="python", **layout) -> str:
     data = {
         "cells": [
             {"cell_type": kind, "metadata": {}, "source": source,
@@ -49,4 +49,4 @@ def notebook_text(cells=CELLS, indent=1, language="python") -> str:
         "nbformat": 4,
         "nbformat_minor": 5,
     }
-    return json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
+    return json.dumps(data, **{"indent": 1, "ensure_ascii": False, **layout}) + "\n"

@@ -48,9 +48,10 @@ def test_other_languages_and_broken_json():
         read_notebook('{"nbformat": 4}')
 
 
-@pytest.mark.parametrize("indent", [1, 2, None])
-def test_write_back_keeps_layout_outputs_and_magics(indent):
-    text = notebook_text(indent=indent)
+@pytest.mark.parametrize("layout", [{"indent": 1}, {"indent": 2}, {"indent": None},
+                                    {"indent": None, "separators": (",", ":")}, {"indent": 4, "ensure_ascii": True}])
+def test_write_back_keeps_layout_outputs_and_magics(layout):
+    text = notebook_text(**layout)
     nb = read_notebook(text)
     assert nb.with_program(nb.program) == text  # no change: byte for byte the same
     fixed = nb.program.replace("saved = copy.deepcopy(h)", "saved = h.detach().clone()")

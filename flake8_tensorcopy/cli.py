@@ -2,58 +2,35 @@
 from __future__ import annotations
 
 import argparse
-import os
+import json
 import sys
-from typing import Iterator, Optional, Sequence
+from typing import Optional, Sequence
 
 from . import __version__
-from .engine import AnalysisError, analyse, select_rules, suppressed
+from .check import Options, run_check
+from .config import ConfigError, load_config_file
+from .formats import FORMATS
 from .rules import BY_CODE, RULES
 
 
-def iter_files(paths: Sequence[str]) -> Iterator[str]:
-    for path in paths:
-        if os.path.isdir(path):
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
-                for name in sorted(files):
-                    if name.endswith((".py", ".pyi")):
-                        yield os.path.join(root, name)
-        else:
-            yield path
-
-
-def read_source(path: str) -> str:
-    if path == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    import io
-    import tokenize
-
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    return data.decode(encoding).lstrip("\ufeff") if encoding == "utf-8-sig" else data.decode(encoding)
+def comma_list(text: str) -> list[str]:
+    return [c.strip() for c in text.split(",") if c.strip()]
 
 
 def cmd_check(args) -> int:
-    rules = select_rules(args.select or (), args.ignore or (), args.extend_select or ())
-    status = 0
-    for path in iter_files(args.paths):
-        name = args.stdin_filename if path == "-" and args.stdin_filename else path
+    config = None
+    if args.config:
         try:
-            source = read_source(path)
-            result = analyse(source, name, rules)
-        except (OSError, UnicodeDecodeError, LookupError, SyntaxError, AnalysisError) as exc:
-            print(f"{name}: error: {exc}", file=sys.stderr)
-            status = 2
-            continue
-        lines = source.splitlines()
-        for f in result.findings:
-            if not suppressed(f, lines):
-                print(f"{name}:{f.line}:{f.col + 1}: {f.code} {f.message}")
-                status = max(status, 1)
-    return status
+            config = load_config_file(args.config)
+        except ConfigError as exc:
+            print(f"flake8-tensorcopy: error: {exc}", file=sys.stderr)
+            return 2
+    opts = Options(paths=args.paths, select=args.select, ignore=args.ignore, extend_select=args.extend_select or (),
+                   exclude=args.exclude, extend_exclude=args.extend_exclude or (),
+                   tensor_functions=args.tensor_functions or (), stdin_filename=args.stdin_filename,
+                   config=config, jobs=args.jobs, format=args.format, show_source=args.show_source,
+                   quiet=args.quiet)
+    return run_check(opts)
 
 
 def cmd_explain(args) -> int:
@@ -68,8 +45,18 @@ def cmd_explain(args) -> int:
 
 
 def cmd_rules(args) -> int:
+    if args.format == "json":
+        from .docs import DOCS_URL
+
+        print(json.dumps([{"code": r.code, "name": r.name, "summary": r.summary, "default_on": r.default_on,
+                           "fix": r.fix_safety.value, "url": DOCS_URL.format(code=r.code)} for r in RULES],
+                         indent=2))
+        return 0
+    width = max(len(r.name) for r in RULES)
+    print(f"{'code':<7} {'name':<{width}}  default  fix     summary")
     for r in RULES:
-        print(f"{r.code}  {'on ' if r.default_on else 'off'}  fix:{r.fix_safety.value:<6}  {r.summary}")
+        print(f"{r.code:<7} {r.name:<{width}}  {'on' if r.default_on else 'off':<7}  {r.fix_safety.value:<6}  "
+              f"{r.summary}")
     return 0
 
 
@@ -77,16 +64,29 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="flake8-tensorcopy", description=__doc__)
     parser.add_argument("--version", action="version", version=__version__)
     sub = parser.add_subparsers(dest="command", required=True)
-    check = sub.add_parser("check", help="report findings")
-    check.add_argument("paths", nargs="+")
-    for opt in ("--select", "--ignore", "--extend-select"):
-        check.add_argument(opt, type=lambda s: [c.strip().upper() for c in s.split(",") if c.strip()])
-    check.add_argument("--stdin-filename")
+    check = sub.add_parser("check", help="report findings", description="Report findings; exit 1 when "
+                           "anything is reported, 0 when clean, 2 on errors.")
+    check.add_argument("paths", nargs="*", default=["."], help="files, folders, or - for stdin (default: .)")
+    for opt, text in (("--select", "rule codes or prefixes to check (replaces the default set)"),
+                      ("--ignore", "codes or prefixes not to report"),
+                      ("--extend-select", "codes or prefixes to add, e.g. opt-in TEN9"),
+                      ("--exclude", ".gitignore-style patterns to skip (replaces the defaults)"),
+                      ("--extend-exclude", ".gitignore-style patterns to skip as well"),
+                      ("--tensor-functions", "extra names of functions that return tensors")):
+        check.add_argument(opt, type=comma_list, metavar="A,B", help=text)
+    check.add_argument("--stdin-filename", help="the name to report for - (stdin)")
+    check.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
+    check.add_argument("-j", "--jobs", type=int, default=0, help="processes (default: all cores)")
+    check.add_argument("--format", choices=FORMATS, default="text")
+    check.add_argument("--show-source", action="store_true", help="print the line and a caret")
+    check.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     check.set_defaults(func=cmd_check)
     explain = sub.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code")
     explain.set_defaults(func=cmd_explain)
-    sub.add_parser("rules", help="list the rules").set_defaults(func=cmd_rules)
+    rules = sub.add_parser("rules", help="list the rules: default on/off and fix safety")
+    rules.add_argument("--format", choices=("text", "json"), default="text")
+    rules.set_defaults(func=cmd_rules)
     return parser
 
 

@@ -16,6 +16,9 @@ from .model import Finding, RuleSpec
 from .rules import RULES
 
 
+LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # lines as ast counts them: not at form feeds
+
+
 class AnalysisError(Exception):
     """A file that could not be analysed; the message is one line, fit to show a user."""
 
@@ -47,14 +50,16 @@ def could_fire(source: str, rules: Sequence[RuleSpec]) -> list[RuleSpec]:
 
 
 def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = RULES,
-            tree: Optional[ast.Module] = None) -> Result:
-    """Findings for one file's source text. Raises AnalysisError for a file that cannot be parsed."""
+            tree: Optional[ast.Module] = None, tensor_functions: Iterable[str] = ()) -> Result:
+    """Findings for one file's source text. Raises AnalysisError for a file that cannot be parsed.
+
+    `tensor_functions`: extra names of functions that return tensors (the `tensor-functions` option)."""
     active = could_fire(source, rules)
     if not active:
         return Result()
     if tree is None:
         tree = parse(source, filename)
-    lines = source.splitlines(keepends=True)
+    lines = LINE.findall(source)
     by_type: dict[type, list[RuleSpec]] = {}
     for rule in active:
         for node_type in rule.nodes:
@@ -63,6 +68,7 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
         facts = FileFacts(tree, lines, tuple(by_type))
     except RecursionError:
         raise AnalysisError("too deeply nested to analyse") from None
+    facts.tensor_functions = frozenset(tensor_functions)
     result = Result(parsed=True)
     seen = set()
     for node, frame in facts.nodes:

@@ -181,6 +181,8 @@ def _binding_attached(b, expr: ast.Name, ctx: "Context", pos, depth: int) -> boo
 
 def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]:
     q = ctx.facts.qualname(call.func)
+    if ctx.facts.tensor_functions and _declared_tensor_function(call.func, q, ctx.facts.tensor_functions):
+        return TENSOR
     if q:
         if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
             return PARAM
@@ -227,6 +229,13 @@ def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]
         if kind(func, ctx, pos, depth + 1) == MODULE:
             return TENSOR  # model(x)
     return None
+
+
+def _declared_tensor_function(func: ast.AST, qualname: Optional[str], names: frozenset) -> bool:
+    """The callee is one the user declared tensor-returning: by qualified name (`pkg.mod.make`), by its
+    dotted text (`self.make`), or, for a declared bare name, by its last component (`make`)."""
+    text = _dotted(func)
+    return bool(text) and (text in names or qualname in names or text.rsplit(".", 1)[-1] in names)
 
 
 def annotation_kind(ann: ast.AST, ctx: "Context") -> Optional[str]:

@@ -117,6 +117,8 @@ class Frame:
 class FileFacts:
     """Facts about one file; `nodes` lists (node, frame) for the node types that were asked for."""
 
+    tensor_functions: frozenset = frozenset()  # user-declared tensor-returning functions (config)
+
     def __init__(self, tree: ast.Module, lines: list[str], wanted: tuple[type, ...]):
         self.tree = tree
         self.lines = lines

@@ -1,0 +1,165 @@
+"""Jupyter notebooks as one Python program, and back.
+
+`read_notebook(text)` joins the code cells, in order, into one program (`Notebook.program`) so that the
+engine sees names bound in one cell and used in another. IPython syntax is neutralised line for line, so
+line numbers never shift: `%magic` / `!shell` / `obj?` lines become `pass` at the same indentation,
+`x = !cmd` becomes `x = None`, and a cell whose `%%cell_magic` runs another language becomes blank
+lines. `Notebook.locate(line)` maps a program line to (cell number, line in cell); cell numbers are
+1-based positions among all the notebook's cells, markdown included, so `cell 3` is the third cell on
+screen. `Notebook.with_program(fixed)` writes a changed program back into the code cells, keeping the
+IPython lines, the outputs, and the file's JSON layout (indent, key order, escaping, final newline).
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+# Cell magics whose body is Python (the rest run another language or write a file).
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "memit", "mprun", "pypy"})
+ASSIGNED_MAGIC = re.compile(r"^(\s*[\w.]+(?:\s*,\s*[\w.]+)*\s*=\s*)[!%].*$")
+
+
+class NotebookError(ValueError):
+    """Not a readable notebook; the message is one line."""
+
+
+@dataclass
+class Notebook:
+    data: dict
+    text: str  # the file as read
+    program: str  # code cells joined, IPython syntax neutralised
+    owners: list[int]  # per program line: the index (0-based) of its cell in data["cells"]
+    cell_lines: list[int]  # per program line: its 1-based line in the cell
+    original: list[str]  # per program line: the cell's own text (IPython lines as written)
+
+    def locate(self, line: int) -> tuple[int, int]:
+        """(cell number, line in cell), both 1-based, for a 1-based program line."""
+        if not self.owners:
+            return 1, line
+        i = min(max(line, 1), len(self.owners)) - 1
+        return self.owners[i] + 1, self.cell_lines[i]
+
+    def source_line(self, line: int) -> str:
+        return self.original[line - 1] if 0 < line <= len(self.original) else ""
+
+    def with_program(self, program: str) -> str:
+        """The notebook's text with its code cells rewritten from `program` (this notebook's program after
+        edits). Lines the edits kept restore their original text (magics included); new lines go to the
+        cell of the line they were inserted before (an import added at the top goes to the first code
+        cell). Returns the original text unchanged when no cell's source changed."""
+        old, new = split_lines(self.program), split_lines(program)
+        if not self._code_cells():
+            return self.text
+        per_cell: dict[int, list[str]] = {i: [] for i in self._code_cells()}
+        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+        for op, i1, i2, j1, j2 in matcher.get_opcodes():
+            if op == "equal":
+                for k in range(i2 - i1):
+                    per_cell[self.owners[i1 + k]].append(self.original[i1 + k])
+                continue
+            for k, text in enumerate(new[j1:j2]):
+                per_cell[self._owner_for(i1, i2, k)].append(text)
+        changed = False
+        for index, lines in per_cell.items():
+            cell = self.data["cells"][index]
+            before = _source_text(cell)
+            after = "\n".join(lines) + ("\n" if lines and before.endswith("\n") else "")
+            if after != before:
+                changed = True
+                as_list = re.findall(r"[^\n]*\n|[^\n]+$", after)
+                cell["source"] = after if isinstance(cell.get("source"), str) else as_list
+        return self._dump() if changed else self.text
+
+    def _code_cells(self) -> list[int]:
+        return [i for i, cell in enumerate(self.data["cells"]) if cell.get("cell_type") == "code"]
+
+    def _owner_for(self, i1: int, i2: int, k: int) -> int:
+        if i2 > i1:  # replaced lines: the cell of the line replaced (extra lines: of the last one)
+            return self.owners[min(i1 + k, i2 - 1)]
+        if i1 < len(self.owners):  # inserted before line i1
+            return self.owners[i1]
+        return self.owners[-1] if self.owners else self._code_cells()[0]
+
+    def _dump(self) -> str:
+        out = json.dumps(self.data, **self._layout())
+        return out + ("\n" if self.text.endswith("\n") else "")
+
+    def _layout(self) -> dict:
+        """The json.dumps arguments that reproduce the file as read (nbformat's own, if none does)."""
+        head = re.match(r"\{\r?\n([ \t]+)\"", self.text)
+        indent = (len(head.group(1)) if set(head.group(1)) == {" "} else head.group(1)) if head else None
+        original, text = json.loads(self.text), self.text.rstrip("\n")
+        for separators in ((",", ": "), (", ", ": "), (",", ":")):
+            for ensure_ascii in (False, True):
+                layout = {"indent": indent, "separators": separators, "ensure_ascii": ensure_ascii}
+                if json.dumps(original, **layout) == text:
+                    return layout
+        return {"indent": 1, "separators": (",", ": "), "ensure_ascii": False}
+
+
+def read_notebook(text: str) -> Notebook:
+    """Parse a notebook's JSON text. Raises NotebookError for anything that is not an nbformat 4 notebook.
+    A notebook whose kernel is not Python gives an empty program."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise NotebookError(f"not a notebook: invalid JSON: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        raise NotebookError("not a notebook: no 'cells' list (nbformat 4 is supported)")
+    python = _is_python(data)
+    program, owners, cell_lines, original = [], [], [], []
+    for index, cell in enumerate(data["cells"]):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code" or not python:
+            continue
+        raw = split_lines(_source_text(cell))
+        program.extend(neutralise(raw))
+        owners.extend([index] * len(raw))
+        cell_lines.extend(range(1, len(raw) + 1))
+        original.extend(raw)
+    text_program = "\n".join(program) + ("\n" if program else "")
+    return Notebook(data, text, text_program, owners, cell_lines, original)
+
+
+def neutralise(lines: list[str]) -> list[str]:
+    """A cell's lines with IPython syntax replaced by Python of the same line count."""
+    if lines and lines[0].lstrip().startswith("%%"):
+        magic = lines[0].lstrip()[2:].split(None, 1)[0] if lines[0].strip() != "%%" else ""
+        if magic not in PYTHON_CELL_MAGICS:
+            return [""] * len(lines)
+        return [""] + neutralise(lines[1:])
+    out, continued = [], False
+    for line in lines:
+        stripped = line.lstrip()
+        indent = line[: len(line) - len(stripped)]
+        if continued:
+            out.append("")
+        elif stripped.startswith(("%", "!", "?")) or (stripped.endswith("?") and "#" not in stripped):
+            out.append(indent + "pass")
+        elif ASSIGNED_MAGIC.match(line):
+            out.append(ASSIGNED_MAGIC.sub(lambda m: m.group(1) + "None", line))
+        else:
+            out.append(line)
+            continue
+        continued = line.endswith("\\")
+    return out
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as Python's tokenizer counts them (\\n, \\r\\n, \\r; not form feeds), without line ends."""
+    lines = re.split(r"\r\n|\r|\n", text)
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+def _source_text(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _is_python(data: dict) -> bool:
+    meta = data.get("metadata") or {}
+    language: Optional[str] = (meta.get("language_info") or {}).get("name") or \
+        (meta.get("kernelspec") or {}).get("language")
+    return language is None or str(language).lower() in ("python", "python3", "ipython", "ipython3")

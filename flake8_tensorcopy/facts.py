@@ -128,7 +128,6 @@ class FileFacts:
         self.nodes: list[tuple[ast.AST, Frame]] = []
         self.module_scope = Scope(tree, None)
         self._wanted = wanted
-        self._collect_imports(tree)
         self._walk(tree)
 
     # ---- names -------------------------------------------------------------------------------
@@ -151,25 +150,19 @@ class FileFacts:
         parts.append(base)
         return ".".join(reversed(parts))
 
-    def _collect_imports(self, tree: ast.Module) -> None:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    if a.asname:
-                        self.aliases[a.asname] = a.name
-                    else:
-                        top = a.name.split(".")[0]
-                        self.aliases.setdefault(top, top)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                for a in node.names:
-                    if a.name != "*":
-                        self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-            elif isinstance(node, ast.ClassDef):
-                for stmt in node.body:
-                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "state_dict":
-                        self.classes_with_state_dict.add(node.name)
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and _has_training_call(node):
-                self.training_loops.add(id(node))
+    def _import(self, node: ast.AST) -> None:
+        """Record import aliases as the walk meets them (imports come before their uses)."""
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    self.aliases[a.asname] = a.name
+                else:
+                    top = a.name.split(".")[0]
+                    self.aliases.setdefault(top, top)
+        elif node.module and not node.level:
+            for a in node.names:
+                if a.name != "*":
+                    self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
 
     # ---- the walk ----------------------------------------------------------------------------
     def _walk(self, tree: ast.Module) -> None:
@@ -193,6 +186,8 @@ class FileFacts:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             return self._function(node, frame)
         if isinstance(node, ast.ClassDef):
+            if any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "state_dict" for f in node.body):
+                self.classes_with_state_dict.add(node.name)
             if scope is not None:
                 scope.bind(Binding(node.name, _pos(node), _end(node), "other", node=node))
             inner = Frame(Scope(node, scope), frame.func, node, frame.grad_disabled, (), frame.guards, frame.funcs)
@@ -228,6 +223,7 @@ class FileFacts:
             orelse = _branch(frame, node.orelse)
             return [(node.test, frame)] + [(s, body) for s in node.body] + [(s, orelse) for s in node.orelse]
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            self._import(node)
             for a in node.names:
                 name = a.asname or a.name.split(".")[0]
                 scope.bind(Binding(name, _pos(node), _end(node), "import", node=node))
@@ -246,6 +242,8 @@ class FileFacts:
                 (s, case) for s in node.body]
         elif isinstance(node, ast.Call):
             func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in TRAINING_CALLS:
+                self.training_loops.update(id(loop) for loop in frame.loops)
             if isinstance(func, ast.Attribute) and func.attr == "backward":
                 for target in [func.value] + node.args[:1]:  # loss.backward(), accelerator.backward(loss)
                     base = _base_name(target)
@@ -315,13 +313,6 @@ class FileFacts:
         chunk[-1] = chunk[-1][: node.end_col_offset]
         chunk[0] = chunk[0][node.col_offset:]
         return b"".join(chunk).decode("utf-8", "replace")
-
-
-def _has_training_call(loop: ast.AST) -> bool:
-    for n in ast.walk(loop):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in TRAINING_CALLS:
-            return True
-    return False
 
 
 def _tensor_guards(test: ast.expr, facts: FileFacts) -> frozenset:

@@ -1,0 +1,127 @@
+"""Tensor built from a tensor with `torch.tensor(t)`, `base.new_tensor(t)` or a legacy constructor.
+
+## What it does
+Flags `torch.tensor(t)`, `base.new_tensor(t)` and the legacy constructors `torch.Tensor(t)`,
+`torch.FloatTensor(t)` (and the other `torch.*Tensor` types) when the file gives real evidence that `t`
+is a tensor: a torch factory or function result, arithmetic on tensors, a `torch.Tensor` annotation.
+Quiet inside `isinstance(t, torch.Tensor)` / `torch.is_tensor(t)` branches (there the call is the
+intended conversion of one input type), on NumPy arrays, lists and scalars, and when the argument is only
+known through method names.
+
+## Why is this bad?
+`torch.tensor(t)` and `new_tensor(t)` copy, but silently cut the result from the graph
+(`requires_grad=False`, no `grad_fn`) and torch warns: "To copy construct from a tensor, it is
+recommended to use sourceTensor.detach().clone() ...". The legacy constructors do not copy at all: they
+return an alias of `t` (writes through either side show in the other).
+
+## Example
+```python
+h = encoder(x)
+target = torch.tensor(h)             # UserWarning; no gradient flows to encoder
+alias = torch.FloatTensor(h)         # shares h's storage
+```
+
+## Use instead
+```python
+target = h.detach().clone()          # what torch.tensor(h) does, without the warning
+same = torch.as_tensor(h)            # when no copy is wanted
+```
+
+## Fix safety
+Safe for `torch.tensor(t)`: it becomes `t.detach().clone()`, which torch documents as equivalent;
+`dtype=` / `device=` become `t.detach().to(dtype=..., copy=True)` and `requires_grad=` becomes
+`.requires_grad_(...)` (any other argument: no fix). `base.new_tensor(t)` becomes
+`t.detach().to(base, copy=True)` (base's dtype and device), safe when `base` is a plain name or
+attribute. Unsafe for the legacy constructors: `t.detach().clone()` copies where they aliased and stops
+the gradient that their alias let through.
+
+## Known problems
+An annotation `t: torch.Tensor` counts as evidence; code that annotates `Tensor` but passes lists is
+reported.
+
+## References
+- torch.tensor docs: "When data is a tensor x, torch.tensor() reads out 'the data' from whatever it is
+  passed, and constructs a leaf variable ... equivalent to x.detach().clone()"
+- pytorch/pytorch#23495, #59800 (a silently cut graph)
+"""
+from __future__ import annotations
+
+import ast
+
+from ..evidence import PARAM, TENSOR
+from ..facts import dotted
+from ..model import FixSafety
+from .edits import as_receiver
+
+CODE = "TEN204"
+NAME = "tensor-from-tensor"
+MESSAGE = "{call} on tensor '{arg}' {why}; use {arg}.detach().clone()"
+WHY_COPY = "copies and silently cuts the graph (torch warns)"
+WHY_ALIAS = "does not copy: the result aliases it"
+FIX = FixSafety.SAFE
+TRIGGER = r"tensor\(|Tensor\("
+NODES = (ast.Call,)
+CLAIM = ("torch.tensor(t) emits 'To copy construct from a tensor ...' and returns a tensor without grad_fn; "
+         "torch.Tensor(t) / torch.FloatTensor(t) share t's storage; t.detach().clone() is an independent copy.")
+LEGACY = frozenset(
+    f"torch.{prefix}{name}Tensor"
+    for prefix in ("", "cuda.")
+    for name in ("", "Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool")
+) - {"torch.cuda.Tensor"}
+KEPT_KEYWORDS = ("dtype", "device")
+
+
+def check(node: ast.Call, ctx):
+    if len(node.args) != 1 or isinstance(node.args[0], ast.Starred):
+        return
+    arg = node.args[0]
+    q = ctx.qualname(node.func)
+    if q == "torch.tensor":
+        call, why, fix = "torch.tensor()", WHY_COPY, _tensor_fix(node, arg, ctx)
+    elif q in LEGACY and not node.keywords:
+        call, why = f"{q}()", WHY_ALIAS
+        fix = ctx.replace(node, _detached_clone(arg, ctx), FixSafety.UNSAFE)
+    elif isinstance(node.func, ast.Attribute) and node.func.attr == "new_tensor":
+        call, why, fix = "new_tensor()", WHY_COPY, _new_tensor_fix(node, arg, ctx)
+    else:
+        return
+    if not _real_tensor(arg, ctx):
+        return
+    yield ctx.finding(node, fix, call=call, arg=ctx.text(arg), why=why)
+
+
+def _real_tensor(arg: ast.expr, ctx) -> bool:
+    key = dotted(arg)
+    if key and key in ctx.frame.guards:
+        return False  # the isinstance branch: converting a tensor input is what the branch is for
+    found = ctx.kind(arg)
+    if found == PARAM:  # `.weight` / `.bias` attributes are often lists in configs and losses
+        return not (isinstance(arg, ast.Attribute) and arg.attr in ("weight", "bias"))
+    return found == TENSOR
+
+
+def _detached_clone(arg, ctx) -> str:
+    return f"{as_receiver(ctx.text(arg), arg)}.detach().clone()"
+
+
+def _tensor_fix(node: ast.Call, arg, ctx):
+    kept = [k for k in node.keywords if k.arg in KEPT_KEYWORDS]
+    grad = [k for k in node.keywords if k.arg == "requires_grad"]
+    if len(kept) + len(grad) != len(node.keywords):
+        return None  # pin_memory=, **kwargs: no fix
+    if kept:
+        args = ", ".join(f"{k.arg}={ctx.text(k.value)}" for k in kept)
+        text = f"{as_receiver(ctx.text(arg), arg)}.detach().to({args}, copy=True)"
+    else:
+        text = _detached_clone(arg, ctx)
+    if grad:
+        text += f".requires_grad_({ctx.text(grad[0].value)})"
+    return ctx.replace(node, text, FixSafety.SAFE)
+
+
+def _new_tensor_fix(node: ast.Call, arg, ctx):
+    base = node.func.value
+    if node.keywords or dotted(base) is None:
+        return None
+    text = f"{as_receiver(ctx.text(arg), arg)}.detach().to({ctx.text(base)}, copy=True)"
+    return ctx.replace(node, text, FixSafety.SAFE)

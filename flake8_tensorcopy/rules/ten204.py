@@ -49,7 +49,7 @@ from __future__ import annotations
 import ast
 
 from ..evidence import PARAM, TENSOR
-from ..facts import dotted
+from ..facts import dotted, end_of, pos_of
 from ..model import FixSafety
 from .edits import as_receiver
 
@@ -94,10 +94,28 @@ def _real_tensor(arg: ast.expr, ctx) -> bool:
     key = dotted(arg)
     if key and key in ctx.frame.guards:
         return False  # the isinstance branch: converting a tensor input is what the branch is for
+    if isinstance(arg, ast.Name) and _bound_in_other_branch(arg.id, ctx):
+        return False
     found = ctx.kind(arg)
     if found == PARAM:  # `.weight` / `.bias` attributes are often lists in configs and losses
         return not (isinstance(arg, ast.Attribute) and arg.attr in ("weight", "bias"))
     return found == TENSOR
+
+
+def _bound_in_other_branch(name: str, ctx) -> bool:
+    """`if ...: x = torch.stack(x) else: torch.tensor(x)`: the tensor binding never reaches the call."""
+    b = ctx.frame.scope.binding_before(name, ctx.pos)
+    if b is None:
+        return False
+    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    for n in ast.walk(root):
+        if isinstance(n, ast.If) and n.orelse and _within(n.body, b.pos) and _within(n.orelse, ctx.pos):
+            return True
+    return False
+
+
+def _within(stmts, pos) -> bool:
+    return pos_of(stmts[0]) <= pos <= end_of(stmts[-1])
 
 
 def _detached_clone(arg, ctx) -> str:

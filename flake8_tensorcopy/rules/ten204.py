@@ -3,10 +3,11 @@
 ## What it does
 Flags `torch.tensor(t)`, `base.new_tensor(t)` and the legacy constructors `torch.Tensor(t)`,
 `torch.FloatTensor(t)` (and the other `torch.*Tensor` types) when the file gives real evidence that `t`
-is a tensor: a torch factory or function result, arithmetic on tensors, a `torch.Tensor` annotation.
-Quiet inside `isinstance(t, torch.Tensor)` / `torch.is_tensor(t)` branches (there the call is the
+is a tensor: it was built by a torch factory or function (through names, methods, indexing and
+arithmetic), or is a variable annotated `torch.Tensor`. Quiet inside `isinstance(t, torch.Tensor)` /
+`torch.is_tensor(t)` branches and any branch that tests the argument's type (there the call is the
 intended conversion of one input type), on NumPy arrays, lists and scalars, and when the argument is only
-known through method names.
+known through a method name, a function parameter's annotation or a `.weight` attribute.
 
 ## Why is this bad?
 `torch.tensor(t)` and `new_tensor(t)` copy, but silently cut the result from the graph
@@ -36,8 +37,9 @@ attribute. Unsafe for the legacy constructors: `t.detach().clone()` copies where
 the gradient that their alias let through.
 
 ## Known problems
-An annotation `t: torch.Tensor` counts as evidence; code that annotates `Tensor` but passes lists is
-reported.
+Function parameters are not reported even when annotated `torch.Tensor`: on real code those
+annotations were often wrong (lists and config values passed to an intended conversion). Branches are
+followed only one level: a tensor bound in an `if` body does not count in its `else`.
 
 ## References
 - torch.tensor docs: "When data is a tensor x, torch.tensor() reads out 'the data' from whatever it is
@@ -48,7 +50,8 @@ from __future__ import annotations
 
 import ast
 
-from ..evidence import PARAM, TENSOR
+from ..evidence import (MAX_DEPTH, NOT_TENSOR_RESULT, PARAM, TENSOR, TORCH_TENSOR_FUNCS, TORCH_TENSOR_PREFIXES,
+                        annotation_kind)
 from ..facts import dotted, end_of, pos_of
 from ..model import FixSafety
 from .edits import as_receiver
@@ -94,22 +97,75 @@ def _real_tensor(arg: ast.expr, ctx) -> bool:
     key = dotted(arg)
     if key and key in ctx.frame.guards:
         return False  # the isinstance branch: converting a tensor input is what the branch is for
-    if isinstance(arg, ast.Name) and _bound_in_other_branch(arg.id, ctx):
+    if key and _type_checked(key, ctx):
+        return False  # `if isinstance(x, (list, tuple)): x = torch.tensor(x)`: a conversion on purpose
+    return _built_tensor(arg, ctx, ctx.pos, 0)
+
+
+def _built_tensor(expr, ctx, pos, depth) -> bool:
+    """Real evidence only: the value comes from a torch factory or function (through names, methods,
+    indexing and arithmetic). Method names alone, parameter annotations and `.weight` are not enough."""
+    if depth > MAX_DEPTH:
         return False
-    found = ctx.kind(arg)
-    if found == PARAM:  # `.weight` / `.bias` attributes are often lists in configs and losses
-        return not (isinstance(arg, ast.Attribute) and arg.attr in ("weight", "bias"))
-    return found == TENSOR
+    if isinstance(expr, ast.Name):
+        if _bound_in_other_branch(expr.id, ctx, pos):
+            return False
+        b = ctx.frame.scope.binding_before(expr.id, pos)
+        if b is None or b.kind not in ("assign", "annassign"):
+            return False
+        if b.annotation is not None and annotation_kind(b.annotation, ctx) in (TENSOR, PARAM):
+            return True
+        return b.value is not None and _built_tensor(b.value, ctx, b.pos, depth + 1)
+    if isinstance(expr, ast.Call):
+        q = ctx.qualname(expr.func)
+        if q:
+            return q.startswith("torch.") and (q[6:] in TORCH_TENSOR_FUNCS or q.startswith(TORCH_TENSOR_PREFIXES)
+                                               or q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"))
+        if isinstance(expr.func, ast.Attribute):
+            if expr.func.attr in NOT_TENSOR_RESULT or expr.func.attr in ("item", "tolist", "numpy", "copy"):
+                return False
+            return _built_tensor(expr.func.value, ctx, pos, depth + 1)
+        return False
+    if isinstance(expr, ast.Attribute) and expr.attr in ("data", "grad", "T", "mT"):
+        return _built_tensor(expr.value, ctx, pos, depth + 1)
+    if isinstance(expr, ast.Subscript):
+        return _built_tensor(expr.value, ctx, pos, depth + 1)
+    if isinstance(expr, ast.BinOp):
+        return _built_tensor(expr.left, ctx, pos, depth + 1) or _built_tensor(expr.right, ctx, pos, depth + 1)
+    if isinstance(expr, ast.UnaryOp):
+        return _built_tensor(expr.operand, ctx, pos, depth + 1)
+    return False
 
 
-def _bound_in_other_branch(name: str, ctx) -> bool:
+def _type_checked(key: str, ctx) -> bool:
+    """An enclosing `if` tests the argument's type (isinstance / type / hasattr / is_tensor)."""
+    for test in _enclosing_tests(ctx):
+        for n in ast.walk(test):
+            if (isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)) and n.args
+                    and (n.func.id if isinstance(n.func, ast.Name) else n.func.attr)
+                    in ("isinstance", "type", "hasattr", "is_tensor", "is_list_like")
+                    and dotted(n.args[0]) == key):
+                return True
+    return False
+
+
+def _enclosing_tests(ctx):
+    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    for n in ast.walk(root):
+        if isinstance(n, (ast.If, ast.IfExp)):
+            branches = [n.body, n.orelse] if isinstance(n, ast.If) else [[n.body], [n.orelse]]
+            if any(b and _within(b, ctx.pos) for b in branches):
+                yield n.test
+
+
+def _bound_in_other_branch(name: str, ctx, pos) -> bool:
     """`if ...: x = torch.stack(x) else: torch.tensor(x)`: the tensor binding never reaches the call."""
-    b = ctx.frame.scope.binding_before(name, ctx.pos)
+    b = ctx.frame.scope.binding_before(name, pos)
     if b is None:
         return False
     root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
     for n in ast.walk(root):
-        if isinstance(n, ast.If) and n.orelse and _within(n.body, b.pos) and _within(n.orelse, ctx.pos):
+        if isinstance(n, ast.If) and n.orelse and _within(n.body, b.pos) and _within(n.orelse, pos):
             return True
     return False
 

@@ -82,13 +82,16 @@ NON_MODULE_CLASS = re.compile(r"(optim|sched|scaler|metric|engine|trainer|callba
 def check(node, ctx):
     value = node.value
     target = node.targets[0] if isinstance(node, ast.Assign) else node.target
-    if value is None or not isinstance(target, ast.Name) or (isinstance(node, ast.Assign) and len(node.targets) != 1):
+    if value is None or (isinstance(node, ast.Assign) and len(node.targets) != 1):
+        return
+    key = dotted(target)
+    if key is None:
         return
     snapshot = _snapshot(value, ctx)
     if snapshot is None:
         return
     call, what = snapshot
-    why = _outlived_by_update(node, target.id, ctx)
+    why = _outlived_by_update(node, target, key, ctx)
     if why is None:
         return
     source = ctx.text(call)
@@ -96,7 +99,7 @@ def check(node, ctx):
         fix = ctx.replace(value.value, _cloned(value.value, ctx), FIX)
     else:
         fix = ctx.replace(value, f"copy.deepcopy({source})", FIX, imports=("copy",))
-    yield ctx.finding(value, fix, target=target.id, what=what, why=why, source=source)
+    yield ctx.finding(value, fix, target=key, what=what, why=why, source=source)
 
 
 # ---- is the value an aliasing snapshot of a module's state_dict()? ---------------------------------
@@ -175,21 +178,44 @@ def _cloned(expr, ctx) -> str:
 
 
 # ---- does the snapshot outlive a later update and get read afterwards? -----------------------------
-def _outlived_by_update(node, name: str, ctx):
-    scope = ctx.frame.scope
+def _outlived_by_update(node, target, key: str, ctx):
     start, end = pos_of(node), end_of(node)
-    reads = [p for p in scope.loads_after(name, end) if _origin_pos(scope, name, p) == start]
-    if not reads or _used_as_loading_target(ctx, name):
+    if isinstance(target, ast.Name):
+        scope = ctx.frame.scope
+        reads = [p for p in scope.loads_after(key, end) if _origin_pos(scope, key, p) == start]
+        if _used_as_loading_target(ctx, key):
+            return None
+    else:
+        reads = _attribute_reads(ctx, key, start, end)
+    if not reads:
         return None
     trainings = _training_calls(ctx)
     for read in reads:
         if any(end < p < read for p in trainings):
             return "the training that follows"
     for loop in ctx.frame.loops:
-        loop_end = end_of(loop)
-        if any(pos_of(loop) <= p <= loop_end for p in trainings) and any(p > loop_end for p in reads):
+        loop_start, loop_end = pos_of(loop), end_of(loop)
+        if any(loop_start <= p <= loop_end for p in trainings) and any(
+                p > loop_end or not _in_function(ctx, p) for p in reads):
             return "the training in later iterations of the loop"
     return None
+
+
+def _attribute_reads(ctx, key: str, start, end) -> list:
+    """Where `self.best` (as text) is read in the file, outside the snapshot statement; reads in
+    other functions count as reads after it."""
+    found = []
+    for n in ast.walk(ctx.facts.tree):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and dotted(n) == key:
+            p = pos_of(n)
+            if not start <= p <= end:
+                found.append(p)
+    return found
+
+
+def _in_function(ctx, pos) -> bool:
+    func = ctx.frame.func
+    return func is None or pos_of(func) <= pos <= end_of(func)
 
 
 def _origin_pos(scope, name, pos):

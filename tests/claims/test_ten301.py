@@ -12,9 +12,18 @@ def initial_weights():
     return torch.nn.Linear(4, 3).state_dict()["weight"].clone()
 
 
+def weights_after_one_step():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 3)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    model(torch.ones(8, 4)).pow(2).mean().backward()
+    optimizer.step()
+    return model.weight.detach().clone()
+
+
 def assert_hazard(bad: dict) -> None:
     start = initial_weights()
-    for name in SNAPSHOTS + ("case_best_weights",):
+    for name in SNAPSHOTS + ("case_best_weights", "case_attribute"):
         model, snapshot = bad[name]()
         assert not torch.equal(model.weight, start), name  # the model did train
         assert torch.equal(snapshot["weight"], model.weight), name  # and the snapshot moved with it
@@ -29,8 +38,10 @@ def assert_fixed(fixed: dict) -> None:
         assert torch.equal(snapshot["weight"], start), name
     model, initial = fixed["case_initial_weights"]()
     assert torch.equal(model.weight, start)  # the reset restored the initial weights
-    model, best = fixed["case_best_weights"]()
-    assert not torch.equal(best["weight"], model.weight)  # the best epoch (the first) was kept
+    first_epoch = weights_after_one_step()
+    for name in ("case_best_weights", "case_attribute"):
+        model, best = fixed[name]()
+        assert torch.equal(best["weight"], first_epoch), name  # the best epoch (the first) was kept
 
 
 def test_bad_cases_show_the_hazard():

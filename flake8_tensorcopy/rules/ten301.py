@@ -42,9 +42,12 @@ on the snapshot tracking the live model changes behaviour.
 
 ## Known problems
 Updates made by a function that receives the model (`run_epoch(model)`) are only seen when its name
-says it trains (`train`, `fit`, `learn`, `optimize`). Snapshots stored on attributes
-(`self.best = ...`) are followed only within one function. `optimizer.state_dict()` snapshots, whose
-state tensors are live too, are not reported.
+says it trains (`train`, `fit`, `learn`, `optimize`). A snapshot stored on an attribute
+(`self.best = ...`) is reported when it is taken inside a training loop and read anywhere, or read later
+in the same function after a training call; one taken in one method and reloaded in another with the
+training in between (a callback's `on_train_start` / `on_train_end`) is missed. Branches are not
+modelled: a read on a path where no training ran still counts. `optimizer.state_dict()` snapshots,
+whose state tensors are live too, are not reported.
 
 ## References
 - torch.nn.Module.state_dict docs: "the returned object is a shallow copy. It contains references

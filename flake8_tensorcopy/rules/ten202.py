@@ -40,12 +40,13 @@ import ast
 
 from ..evidence import LIKELY_TENSOR, TENSOR
 from ..model import FixSafety
+from .edits import one_line
 from .edits import as_receiver
 
 CODE = "TEN202"
 NAME = "copy-copy-tensor"
 MESSAGE = ("copy.copy() of tensor '{arg}' shares its storage (not its version counter) and cuts the graph; "
-           "use {arg}.detach().clone() for a copy")
+           "use {recv}.detach().clone() for a copy")
 FIX = FixSafety.UNSAFE
 TRIGGER = r"copy\.copy\(|from\s+copy\s+import[^\n]*\bcopy\b"
 NODES = (ast.Call,)
@@ -61,4 +62,4 @@ def check(node: ast.Call, ctx):
         return
     text = as_receiver(ctx.text(arg), arg)
     fix = ctx.replace(node, f"{text}.detach().clone()", FIX)
-    yield ctx.finding(node, fix, arg=ctx.text(arg))
+    yield ctx.finding(node, fix, arg=one_line(ctx.text(arg)), recv=one_line(text))

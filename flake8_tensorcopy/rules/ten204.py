@@ -54,11 +54,12 @@ from ..evidence import (MAX_DEPTH, NOT_TENSOR_RESULT, PARAM, TENSOR, TORCH_TENSO
                         annotation_kind)
 from ..facts import dotted, end_of, pos_of
 from ..model import FixSafety
+from .edits import one_line
 from .edits import as_receiver
 
 CODE = "TEN204"
 NAME = "tensor-from-tensor"
-MESSAGE = "{call} on tensor '{arg}' {why}; use {arg}.detach().clone()"
+MESSAGE = "{call} on tensor '{arg}' {why}; use {use}"
 WHY_COPY = "copies and silently cuts the graph (torch warns)"
 WHY_ALIAS = "does not copy: the result aliases it"
 FIX = FixSafety.SAFE
@@ -90,7 +91,8 @@ def check(node: ast.Call, ctx):
         return
     if not _real_tensor(arg, ctx):
         return
-    yield ctx.finding(node, fix, call=call, arg=ctx.text(arg), why=why)
+    use = fix.edits[0].text if fix is not None and fix.safety is FixSafety.SAFE else _detached_clone(arg, ctx)
+    yield ctx.finding(node, fix, call=call, arg=one_line(ctx.text(arg)), why=why, use=one_line(use))
 
 
 def _real_tensor(arg: ast.expr, ctx) -> bool:

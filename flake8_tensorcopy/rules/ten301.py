@@ -62,11 +62,12 @@ import re
 from ..evidence import MODULE, MODULE_NAME, NOT_MODULE_RECEIVER
 from ..facts import dotted, end_of, pos_of
 from ..model import FixSafety
+from .edits import one_line
 
 CODE = "TEN301"
 NAME = "state-dict-snapshot-aliased"
-MESSAGE = ("'{target}' keeps {what}, which shares storage with the live weights and changes with "
-           "{why}; use copy.deepcopy({source})")
+MESSAGE = ("'{target}' keeps {what}: its tensors share storage with the live weights and change with "
+           "{why}; use {use}")
 FIX = FixSafety.UNSAFE
 TRIGGER = r"state_dict\("
 NODES = (ast.Assign, ast.AnnAssign)
@@ -100,9 +101,11 @@ def check(node, ctx):
     source = ctx.text(call)
     if isinstance(value, ast.DictComp):
         fix = ctx.replace(value.value, _cloned(value.value, ctx), FIX)
+        use = f"{_cloned(value.value, ctx)} in the comprehension"
     else:
-        fix = ctx.replace(value, f"copy.deepcopy({source})", FIX, imports=("copy",))
-    yield ctx.finding(value, fix, target=key, what=what, why=why, source=source)
+        use = f"copy.deepcopy({source})"
+        fix = ctx.replace(value, use, FIX, imports=("copy",))
+    yield ctx.finding(value, fix, target=key, what=one_line(what), why=why, use=one_line(use))
 
 
 # ---- is the value an aliasing snapshot of a module's state_dict()? ---------------------------------

@@ -63,7 +63,7 @@ MESSAGE = "{call} on tensor '{arg}' {why}; use {use}"
 WHY_COPY = "copies and silently cuts the graph (torch warns)"
 WHY_ALIAS = "does not copy: the result aliases it"
 FIX = FixSafety.SAFE
-TRIGGER = r"tensor\(|Tensor\("
+TRIGGER = r"\btensor\(|Tensor\(|new_tensor\("
 NODES = (ast.Call,)
 CLAIM = ("torch.tensor(t) emits 'To copy construct from a tensor ...' and returns a tensor without grad_fn; "
          "torch.Tensor(t) / torch.FloatTensor(t) share t's storage; t.detach().clone() is an independent copy.")
@@ -81,16 +81,16 @@ def check(node: ast.Call, ctx):
     arg = node.args[0]
     q = ctx.qualname(node.func)
     if q == "torch.tensor":
-        call, why, fix = "torch.tensor()", WHY_COPY, _tensor_fix(node, arg, ctx)
+        call, why, make_fix = "torch.tensor()", WHY_COPY, _tensor_fix
     elif q in LEGACY and not node.keywords:
-        call, why = f"{q}()", WHY_ALIAS
-        fix = ctx.replace(node, _detached_clone(arg, ctx), FixSafety.UNSAFE)
+        call, why, make_fix = f"{q}()", WHY_ALIAS, _legacy_fix
     elif isinstance(node.func, ast.Attribute) and node.func.attr == "new_tensor":
-        call, why, fix = "new_tensor()", WHY_COPY, _new_tensor_fix(node, arg, ctx)
+        call, why, make_fix = "new_tensor()", WHY_COPY, _new_tensor_fix
     else:
         return
     if not _real_tensor(arg, ctx):
         return
+    fix = make_fix(node, arg, ctx)
     use = fix.edits[0].text if fix is not None and fix.safety is FixSafety.SAFE else _detached_clone(arg, ctx)
     yield ctx.finding(node, fix, call=call, arg=one_line(ctx.text(arg)), why=why, use=one_line(use))
 
@@ -178,6 +178,10 @@ def _within(stmts, pos) -> bool:
 
 def _detached_clone(arg, ctx) -> str:
     return f"{as_receiver(ctx.text(arg), arg)}.detach().clone()"
+
+
+def _legacy_fix(node: ast.Call, arg, ctx):
+    return ctx.replace(node, _detached_clone(arg, ctx), FixSafety.UNSAFE)
 
 
 def _tensor_fix(node: ast.Call, arg, ctx):

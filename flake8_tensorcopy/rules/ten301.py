@@ -246,6 +246,8 @@ def _is_training_call(call: ast.Call) -> bool:
         return False
     if name in MODE_SWITCH and isinstance(func, ast.Attribute) and len(call.args) <= 1 and not call.keywords:
         return False  # model.train() / model.eval(): a mode switch, no update
+    if name == "step" and isinstance(func, ast.Attribute) and re.search(r"env", dotted(func.value) or "", re.I):
+        return False  # env.step(action): a simulator step
     return bool(TRAINING_NAME.search(name))
 
 

@@ -35,8 +35,8 @@ def assert_fixed(fixed: dict) -> None:
         leaf = fixed["case_tensor_requires_grad"]()
         assert leaf.is_leaf and leaf.requires_grad and torch.equal(leaf, torch.ones(2))
         made = fixed["case_new_tensor"]()
-        assert made.dtype == torch.float64 and made.grad_fn is None and torch.equal(made, torch.full((2,), 3.0,
-                                                                                                   dtype=torch.float64))
+        assert made.dtype == torch.float64 and made.grad_fn is None
+        assert torch.equal(made, torch.full((2,), 3.0, dtype=torch.float64))
         source, made = fixed["case_legacy"]()
         assert not shares(source, made) and torch.equal(source, torch.zeros(3))
 

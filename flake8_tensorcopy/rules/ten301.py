@@ -133,7 +133,9 @@ def _snapshot(value, ctx):
                 and isinstance(gen.target.elts[1], ast.Name)):
             inner = _state_dict_call(it.func.value, ctx)
             if inner is not None and _aliases(value.value, gen.target.elts[1].id):
-                return inner, f"entries of {ctx.text(inner)} that are not copies"
+                device_moves = any(isinstance(n, ast.Attribute) and n.attr in ("cpu", "to") for n in ast.walk(value.value))
+                where = " on a CPU model" if device_moves else ""
+                return inner, f"entries of {ctx.text(inner)} that are not copies{where}"
     return None
 
 

@@ -6,10 +6,13 @@ Flags `snapshot = model.state_dict()`, and the shallow "copies" `dict(...)`, `Or
 `{k: v.cpu() ...}` of it, when the snapshot outlives a later update of the module and is then read:
 reloaded with `load_state_dict`, compared, returned or saved. A later update is a training call
 (`.backward()`, `.step()`, `fit`/`train...` calls) between the snapshot and the read, or a training
-loop that takes the snapshot in one iteration and reads it after the loop (the "best weights" pattern).
+loop that takes the snapshot in some iterations (under an `if`) and reads it after the loop (the
+"best weights" pattern).
 
 Not flagged: a snapshot read before any update (`torch.save(model.state_dict(), path)`, reloading
-into another module, `target.load_state_dict(model.state_dict())`), receivers that are not modules
+into another module, `target.load_state_dict(model.state_dict())`), `torch.save(sd)` of a snapshot
+whose name does not say it is a frozen copy (`best`, `init`, `orig`, `prev`, ...) after training (that
+saves the final weights), a snapshot taken in every iteration and read after the loop, receivers that are not modules
 (optimizers, schedulers, scalers, metrics, engines, trainers, callbacks), classes that override
 `state_dict()`, and dicts used as in-place loading targets (`sd[k].copy_(...)`, `sd[k] = ...`).
 
@@ -78,6 +81,8 @@ SHALLOW_CALLS = frozenset({"dict", "collections.OrderedDict", "OrderedDict", "co
 ALIAS_METHODS = frozenset({"detach", "cpu", "to", "float", "contiguous", "requires_grad_", "view_as"})
 TRAINING_NAME = re.compile(r"(^|_)(train|training|fit|learn|optimi[sz]e)(_|$)|^(backward|step)$|_step$|_backward$",
                            re.IGNORECASE)
+FROZEN_NAME = re.compile(r"(^|_)(best|init|initial|orig|original|old|prev|previous|snapshot|snap|saved|backup|"
+                         r"start|baseline|before|ref|reference|pretrained|frozen)(_|$|\d)", re.IGNORECASE)
 MODE_SWITCH = frozenset({"train", "eval"})
 NON_MODULE_CLASS = re.compile(r"(optim|sched|scaler|metric|engine|trainer|callback|checkpoint|loop|state|"
                               r"sampler|loader|logger)", re.IGNORECASE)
@@ -197,16 +202,39 @@ def _outlived_by_update(node, target, key: str, ctx):
         reads = _attribute_reads(ctx, key, start, end)
     if not reads:
         return None
+    # torch.save(sd) after the training that follows saves the final weights, which may be the intent;
+    # a snapshot taken inside a training loop and read after it (the "best" pattern) is not
+    saved = set() if FROZEN_NAME.search(key.rsplit(".", 1)[-1]) else _saved_positions(ctx, key)
     trainings = _training_calls(ctx)
     for read in reads:
-        if any(end < p < read for p in trainings):
+        if read not in saved and any(end < p < read for p in trainings):
             return "the training that follows"
     for loop in ctx.frame.loops:
         loop_start, loop_end = pos_of(loop), end_of(loop)
-        if any(loop_start <= p <= loop_end for p in trainings) and any(
-                p > loop_end or not _in_function(ctx, p) for p in reads):
+        if (_conditional_in(loop, start) and any(loop_start <= p <= loop_end for p in trainings)
+                and any(p > loop_end or not _in_function(ctx, p) for p in reads)):
             return "the training in later iterations of the loop"
     return None
+
+
+def _conditional_in(loop, pos) -> bool:
+    """The snapshot is taken only in some iterations (`if score > best: ...`), so after the loop it
+    should hold an earlier iteration's weights; taken in every iteration it ends equal to the last."""
+    for n in ast.walk(loop):
+        if isinstance(n, ast.If) and any(b and pos_of(b[0]) <= pos <= end_of(b[-1]) for b in (n.body, n.orelse)):
+            return True
+    return False
+
+
+def _saved_positions(ctx, key: str) -> set:
+    """Positions of `key` read as the object of `torch.save(key, ...)` / `save_file(key, ...)`."""
+    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    found = set()
+    for n in ast.walk(root):
+        if (isinstance(n, ast.Call) and n.args and dotted(n.args[0]) == key
+                and (ctx.qualname(n.func) or dotted(n.func) or "").rsplit(".", 1)[-1] in ("save", "save_file")):
+            found.add(pos_of(n.args[0]))
+    return found
 
 
 def _attribute_reads(ctx, key: str, start, end) -> list:

@@ -39,7 +39,10 @@ the gradient that their alias let through.
 ## Known problems
 Function parameters are not reported even when annotated `torch.Tensor`: on real code those
 annotations were often wrong (lists and config values passed to an intended conversion). Branches are
-followed only one level: a tensor bound in an `if` body does not count in its `else`.
+followed only one level: a tensor bound in an `if` body does not count in its `else`. Measured on about
+13,000 files of released PyTorch libraries: no finding with this evidence; evidence from method names
+and annotations made 20 findings there, none of them a bug (scalars from `.numel()` / `.q_scale()`,
+annotated parameters that receive lists, an intended alias).
 
 ## References
 - torch.tensor docs: "When data is a tensor x, torch.tensor() reads out 'the data' from whatever it is

@@ -117,33 +117,42 @@ def check(node, ctx):
 
 # ---- is the value an aliasing snapshot of a module's state_dict()? ---------------------------------
 def _snapshot(value, ctx):
-    """(the state_dict() call, a description) when `value` holds the module's live tensors."""
+    """(the state_dict() call or the name bound to it, a description) when `value` holds the module's
+    live tensors."""
     call = _state_dict_call(value, ctx)
     if call is not None:
         return call, "the module's state_dict()"
     if isinstance(value, ast.Call):
         q = ctx.qualname(value.func) or (value.func.id if isinstance(value.func, ast.Name) else None)
         if q in SHALLOW_CALLS and len(value.args) == 1 and not value.keywords:
-            inner = _state_dict_call(value.args[0], ctx)
-            if inner is not None:
-                return inner, f"a shallow copy of {ctx.text(inner)}"
+            if _state_dict_source(value.args[0], ctx) is not None:
+                return value.args[0], f"a shallow copy of {ctx.text(value.args[0])}"
         if (isinstance(value.func, ast.Attribute) and value.func.attr == "copy" and not value.args
                 and not value.keywords):
-            inner = _state_dict_call(value.func.value, ctx)
-            if inner is not None:
-                return inner, f"a shallow copy of {ctx.text(inner)}"
+            if _state_dict_source(value.func.value, ctx) is not None:
+                return value.func.value, f"a shallow copy of {ctx.text(value.func.value)}"
     if isinstance(value, ast.DictComp) and len(value.generators) == 1:
         gen = value.generators[0]
         it = gen.iter
         if (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "items"
                 and isinstance(gen.target, ast.Tuple) and len(gen.target.elts) == 2
                 and isinstance(gen.target.elts[1], ast.Name)):
-            inner = _state_dict_call(it.func.value, ctx)
-            if inner is not None and _aliases(value.value, gen.target.elts[1].id):
+            inner = it.func.value
+            if _state_dict_source(inner, ctx) is not None and _aliases(value.value, gen.target.elts[1].id):
                 device_moves = any(isinstance(n, ast.Attribute) and n.attr in ("cpu", "to") for n in ast.walk(value.value))
                 where = " on a CPU model" if device_moves else ""
                 return inner, f"entries of {ctx.text(inner)} that are not copies{where}"
     return None
+
+
+def _state_dict_source(expr, ctx):
+    """The state_dict() call behind `expr`: the call itself, or a name bound to it (`sd`)."""
+    if isinstance(expr, ast.Name):
+        b = ctx.frame.scope.binding_before(expr.id, ctx.pos)
+        if b is None or b.kind != "assign" or b.value is None:
+            return None
+        expr = b.value
+    return _state_dict_call(expr, ctx)
 
 
 def _state_dict_call(expr, ctx):

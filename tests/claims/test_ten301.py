@@ -4,7 +4,8 @@ import torch
 
 from fixture_tools import cases, load
 
-SNAPSHOTS = ("case_copy_method", "case_copy_copy", "case_ordered_dict", "case_detached_entries", "case_cpu_entries")
+SNAPSHOTS = ("case_copy_method", "case_copy_copy", "case_ordered_dict", "case_detached_entries", "case_cpu_entries",
+             "case_through_name")
 
 
 def initial_weights():

@@ -3,7 +3,7 @@
 ## What it does
 Flags `snapshot = model.state_dict()`, and the shallow "copies" `dict(...)`, `OrderedDict(...)`,
 `.copy()`, `copy.copy(...)`, `{k: v for k, v in ....items()}`, `{k: v.detach() ...}`,
-`{k: v.cpu() ...}` of it, when the snapshot outlives a later update of the module and is then read:
+`{k: v.cpu() ...}` of it (or of a name bound to it), when the snapshot outlives a later update of the module and is then read:
 reloaded with `load_state_dict`, compared, returned or saved. A later update is a training call
 (`.backward()`, `.step()`, `fit`/`train...` calls) between the snapshot and the read, or a training
 loop that takes the snapshot in some iterations (under an `if`) and reads it after the loop (the

@@ -3,8 +3,8 @@
 ## What it does
 Flags `snapshot = model.state_dict()`, and the shallow "copies" `dict(...)`, `OrderedDict(...)`,
 `.copy()`, `copy.copy(...)`, `{k: v for k, v in ....items()}`, `{k: v.detach() ...}`,
-`{k: v.cpu() ...}` of it (or of a name bound to it), when the snapshot outlives a later update of the module and is then read:
-reloaded with `load_state_dict`, compared, returned or saved. A later update is a training call
+`{k: v.cpu() ...}` of it (or of a name bound to it), when the snapshot outlives a later update of the
+module and is then read: reloaded with `load_state_dict`, compared, returned or saved. A later update is a training call
 (`.backward()`, `.step()`, `fit`/`train...` calls) between the snapshot and the read, or a training
 loop that takes the snapshot in some iterations (under an `if`) and reads it after the loop (the
 "best weights" pattern).
@@ -139,7 +139,8 @@ def _snapshot(value, ctx):
                 and isinstance(gen.target.elts[1], ast.Name)):
             inner = it.func.value
             if _state_dict_source(inner, ctx) is not None and _aliases(value.value, gen.target.elts[1].id):
-                device_moves = any(isinstance(n, ast.Attribute) and n.attr in ("cpu", "to") for n in ast.walk(value.value))
+                device_moves = any(isinstance(n, ast.Attribute) and n.attr in ("cpu", "to")
+                                   for n in ast.walk(value.value))
                 where = " on a CPU model" if device_moves else ""
                 return inner, f"entries of {ctx.text(inner)} that are not copies{where}"
     return None

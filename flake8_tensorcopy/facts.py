@@ -62,8 +62,10 @@ class Scope:
         while scope is not None:
             found = None
             for b in scope.bindings.get(name, ()):
-                if b.pos < pos or scope is not self:
+                if scope is not self or b.end <= pos:
                     found = b
+                elif b.pos < pos:  # `x = f(x)`: the read inside the statement sees the earlier binding
+                    continue
                 else:
                     break
             if found is not None:

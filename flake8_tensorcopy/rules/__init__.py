@@ -25,14 +25,24 @@ def spec_from_module(module: ModuleType) -> RuleSpec:
     )
 
 
-from . import ten101, ten201, ten203  # noqa: E402  (after spec_from_module, which they do not need)
+from . import (  # noqa: E402  (after spec_from_module, which they do not need)
+    ten101,
+    ten201,
+    ten202,
+    ten203,
+    ten204,
+    ten301,
+)
 
 RULES: tuple[RuleSpec, ...] = tuple(
     spec_from_module(m)
     for m in (
         ten101,
         ten201,
+        ten202,
         ten203,
+        ten204,
+        ten301,
     )
 )
 BY_CODE = {r.code: r for r in RULES}

@@ -19,3 +19,8 @@ def before_method(ctx, attribute: ast.Attribute, text: str) -> Edit:
     line, col = ctx.char_pos(attribute.end_lineno, attribute.end_col_offset)
     at = (line, col - len(attribute.attr))
     return Edit(at, at, text)
+
+
+def one_line(text: str) -> str:
+    """Source text fit for a one-line message: runs of whitespace (newlines too) become one space."""
+    return " ".join(text.split())

@@ -1,0 +1,210 @@
+"""Tensor built from a tensor with `torch.tensor(t)`, `base.new_tensor(t)` or a legacy constructor.
+
+## What it does
+Flags `torch.tensor(t)`, `base.new_tensor(t)` and the legacy constructors `torch.Tensor(t)`,
+`torch.FloatTensor(t)` (and the other `torch.*Tensor` types) when the file gives real evidence that `t`
+is a tensor: it was built by a torch factory or function (through names, methods, indexing and
+arithmetic), or is a variable annotated `torch.Tensor`. Quiet inside `isinstance(t, torch.Tensor)` /
+`torch.is_tensor(t)` branches and any branch that tests the argument's type (there the call is the
+intended conversion of one input type), on NumPy arrays, lists and scalars, and when the argument is only
+known through a method name, a function parameter's annotation or a `.weight` attribute.
+
+## Why is this bad?
+`torch.tensor(t)` and `new_tensor(t)` copy, but silently cut the result from the graph
+(`requires_grad=False`, no `grad_fn`) and torch warns: "To copy construct from a tensor, it is
+recommended to use sourceTensor.detach().clone() ...". The legacy constructors do not copy at all: they
+return an alias of `t` (writes through either side show in the other).
+
+## Example
+```python
+h = encoder(x)
+target = torch.tensor(h)             # UserWarning; no gradient flows to encoder
+alias = torch.FloatTensor(h)         # shares h's storage
+```
+
+## Use instead
+```python
+target = h.detach().clone()          # what torch.tensor(h) does, without the warning
+same = torch.as_tensor(h)            # when no copy is wanted
+```
+
+## Fix safety
+Safe for `torch.tensor(t)`: it becomes `t.detach().clone()`, which torch documents as equivalent;
+`dtype=` / `device=` become `t.detach().to(dtype=..., copy=True)` and `requires_grad=` becomes
+`.requires_grad_(...)` (any other argument: no fix). `base.new_tensor(t)` becomes
+`t.detach().to(base, copy=True)` (base's dtype and device), safe when `base` is a plain name or
+attribute. Unsafe for the legacy constructors: `t.detach().clone()` copies where they aliased and stops
+the gradient that their alias let through.
+
+## Known problems
+Function parameters are not reported even when annotated `torch.Tensor`: on real code those
+annotations were often wrong (lists and config values passed to an intended conversion). Branches are
+followed only one level: a tensor bound in an `if` body does not count in its `else`. Measured on about
+13,000 files of released PyTorch libraries: no finding with this evidence; evidence from method names
+and annotations made 20 findings there, none of them a bug (scalars from `.numel()` / `.q_scale()`,
+annotated parameters that receive lists, an intended alias).
+
+## References
+- torch.tensor docs: "When data is a tensor x, torch.tensor() reads out 'the data' from whatever it is
+  passed, and constructs a leaf variable ... equivalent to x.detach().clone()"
+- pytorch/pytorch#23495, #59800 (a silently cut graph)
+"""
+from __future__ import annotations
+
+import ast
+
+from ..evidence import (MAX_DEPTH, NOT_TENSOR_RESULT, PARAM, TENSOR, TORCH_TENSOR_FUNCS, TORCH_TENSOR_PREFIXES,
+                        annotation_kind)
+from ..facts import dotted, end_of, pos_of
+from ..model import FixSafety
+from .edits import one_line
+from .edits import as_receiver
+
+CODE = "TEN204"
+NAME = "tensor-from-tensor"
+MESSAGE = "{call} on tensor '{arg}' {why}; use {use}"
+WHY_COPY = "copies and silently cuts the graph (torch warns)"
+WHY_ALIAS = "does not copy: the result aliases it"
+FIX = FixSafety.SAFE
+TRIGGER = r"\btensor\(|Tensor\(|new_tensor\("
+NODES = (ast.Call,)
+CLAIM = ("torch.tensor(t) emits 'To copy construct from a tensor ...' and returns a tensor without grad_fn; "
+         "torch.Tensor(t) / torch.FloatTensor(t) share t's storage; t.detach().clone() is an independent copy.")
+LEGACY = frozenset(
+    f"torch.{prefix}{name}Tensor"
+    for prefix in ("", "cuda.")
+    for name in ("", "Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool")
+) - {"torch.cuda.Tensor"}
+KEPT_KEYWORDS = ("dtype", "device")
+
+
+def check(node: ast.Call, ctx):
+    if len(node.args) != 1 or isinstance(node.args[0], ast.Starred):
+        return
+    arg = node.args[0]
+    q = ctx.qualname(node.func)
+    if q == "torch.tensor":
+        call, why, make_fix = "torch.tensor()", WHY_COPY, _tensor_fix
+    elif q in LEGACY and not node.keywords:
+        call, why, make_fix = f"{q}()", WHY_ALIAS, _legacy_fix
+    elif isinstance(node.func, ast.Attribute) and node.func.attr == "new_tensor":
+        call, why, make_fix = "new_tensor()", WHY_COPY, _new_tensor_fix
+    else:
+        return
+    if not _real_tensor(arg, ctx):
+        return
+    fix = make_fix(node, arg, ctx)
+    use = fix.edits[0].text if fix is not None and fix.safety is FixSafety.SAFE else _detached_clone(arg, ctx)
+    yield ctx.finding(node, fix, call=call, arg=one_line(ctx.text(arg)), why=why, use=one_line(use))
+
+
+def _real_tensor(arg: ast.expr, ctx) -> bool:
+    key = dotted(arg)
+    if key and key in ctx.frame.guards:
+        return False  # the isinstance branch: converting a tensor input is what the branch is for
+    if key and _type_checked(key, ctx):
+        return False  # `if isinstance(x, (list, tuple)): x = torch.tensor(x)`: a conversion on purpose
+    return _built_tensor(arg, ctx, ctx.pos, 0)
+
+
+def _built_tensor(expr, ctx, pos, depth) -> bool:
+    """Real evidence only: the value comes from a torch factory or function (through names, methods,
+    indexing and arithmetic). Method names alone, parameter annotations and `.weight` are not enough."""
+    if depth > MAX_DEPTH:
+        return False
+    if isinstance(expr, ast.Name):
+        if _bound_in_other_branch(expr.id, ctx, pos):
+            return False
+        b = ctx.frame.scope.binding_before(expr.id, pos)
+        if b is None or b.kind not in ("assign", "annassign"):
+            return False
+        if b.annotation is not None and annotation_kind(b.annotation, ctx) in (TENSOR, PARAM):
+            return True
+        return b.value is not None and _built_tensor(b.value, ctx, b.pos, depth + 1)
+    if isinstance(expr, ast.Call):
+        q = ctx.qualname(expr.func)
+        if q:
+            return q.startswith("torch.") and (q[6:] in TORCH_TENSOR_FUNCS or q.startswith(TORCH_TENSOR_PREFIXES)
+                                               or q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"))
+        if isinstance(expr.func, ast.Attribute):
+            if expr.func.attr in NOT_TENSOR_RESULT or expr.func.attr in ("item", "tolist", "numpy", "copy"):
+                return False
+            return _built_tensor(expr.func.value, ctx, pos, depth + 1)
+        return False
+    if isinstance(expr, ast.Attribute) and expr.attr in ("data", "grad", "T", "mT"):
+        return _built_tensor(expr.value, ctx, pos, depth + 1)
+    if isinstance(expr, ast.Subscript):
+        return _built_tensor(expr.value, ctx, pos, depth + 1)
+    if isinstance(expr, ast.BinOp):
+        return _built_tensor(expr.left, ctx, pos, depth + 1) or _built_tensor(expr.right, ctx, pos, depth + 1)
+    if isinstance(expr, ast.UnaryOp):
+        return _built_tensor(expr.operand, ctx, pos, depth + 1)
+    return False
+
+
+def _type_checked(key: str, ctx) -> bool:
+    """An enclosing `if` tests the argument's type (isinstance / type / hasattr / is_tensor)."""
+    for test in _enclosing_tests(ctx):
+        for n in ast.walk(test):
+            if (isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)) and n.args
+                    and (n.func.id if isinstance(n.func, ast.Name) else n.func.attr)
+                    in ("isinstance", "type", "hasattr", "is_tensor", "is_list_like")
+                    and dotted(n.args[0]) == key):
+                return True
+    return False
+
+
+def _enclosing_tests(ctx):
+    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    for n in ast.walk(root):
+        if isinstance(n, (ast.If, ast.IfExp)):
+            branches = [n.body, n.orelse] if isinstance(n, ast.If) else [[n.body], [n.orelse]]
+            if any(b and _within(b, ctx.pos) for b in branches):
+                yield n.test
+
+
+def _bound_in_other_branch(name: str, ctx, pos) -> bool:
+    """`if ...: x = torch.stack(x) else: torch.tensor(x)`: the tensor binding never reaches the call."""
+    b = ctx.frame.scope.binding_before(name, pos)
+    if b is None:
+        return False
+    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    for n in ast.walk(root):
+        if isinstance(n, ast.If) and n.orelse and _within(n.body, b.pos) and _within(n.orelse, pos):
+            return True
+    return False
+
+
+def _within(stmts, pos) -> bool:
+    return pos_of(stmts[0]) <= pos <= end_of(stmts[-1])
+
+
+def _detached_clone(arg, ctx) -> str:
+    return f"{as_receiver(ctx.text(arg), arg)}.detach().clone()"
+
+
+def _legacy_fix(node: ast.Call, arg, ctx):
+    return ctx.replace(node, _detached_clone(arg, ctx), FixSafety.UNSAFE)
+
+
+def _tensor_fix(node: ast.Call, arg, ctx):
+    kept = [k for k in node.keywords if k.arg in KEPT_KEYWORDS]
+    grad = [k for k in node.keywords if k.arg == "requires_grad"]
+    if len(kept) + len(grad) != len(node.keywords):
+        return None  # pin_memory=, **kwargs: no fix
+    if kept:
+        args = ", ".join(f"{k.arg}={ctx.text(k.value)}" for k in kept)
+        text = f"{as_receiver(ctx.text(arg), arg)}.detach().to({args}, copy=True)"
+    else:
+        text = _detached_clone(arg, ctx)
+    if grad:
+        text += f".requires_grad_({ctx.text(grad[0].value)})"
+    return ctx.replace(node, text, FixSafety.SAFE)
+
+
+def _new_tensor_fix(node: ast.Call, arg, ctx):
+    base = node.func.value
+    if node.keywords or dotted(base) is None:
+        return None
+    text = f"{as_receiver(ctx.text(arg), arg)}.detach().to({ctx.text(base)}, copy=True)"
+    return ctx.replace(node, text, FixSafety.SAFE)

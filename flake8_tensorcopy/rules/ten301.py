@@ -1,0 +1,311 @@
+"""`state_dict()` snapshot kept without a copy while the module keeps training.
+
+## What it does
+Flags `snapshot = model.state_dict()`, and the shallow "copies" `dict(...)`, `OrderedDict(...)`,
+`.copy()`, `copy.copy(...)`, `{k: v for k, v in ....items()}`, `{k: v.detach() ...}`,
+`{k: v.cpu() ...}` of it (or of a name bound to it), when the snapshot outlives a later update of the
+module and is then read: reloaded with `load_state_dict`, compared, returned or saved. A later update is a training call
+(`.backward()`, `.step()`, `fit`/`train...` calls) between the snapshot and the read, or a training
+loop that takes the snapshot in some iterations (under an `if`) and reads it after the loop (the
+"best weights" pattern).
+
+Not flagged: a snapshot read before any update (`torch.save(model.state_dict(), path)`, reloading
+into another module, `target.load_state_dict(model.state_dict())`), `torch.save(sd)` of a snapshot
+whose name does not say it is a frozen copy (`best`, `init`, `orig`, `prev`, ...) after training (that
+saves the final weights), a snapshot taken in every iteration and read after the loop, receivers that are not modules
+(optimizers, schedulers, scalers, metrics, engines, trainers, callbacks), classes that override
+`state_dict()`, and dicts used as in-place loading targets (`sd[k].copy_(...)`, `sd[k] = ...`).
+
+## Why is this bad?
+The entries of a `state_dict()` are detached tensors that **share storage** with the parameters and
+buffers. After `optimizer.step()` the "snapshot" equals the live weights, so `load_state_dict(best)`
+restores nothing and a "best model" silently becomes the last one. `dict()`, `.copy()`, `copy.copy()`,
+`.detach()` copy the dict, not the tensors; `.cpu()` copies only when the model is on a GPU.
+
+## Example
+```python
+best = model.state_dict()
+for epoch in range(epochs):
+    train_one_epoch(model, optimizer)
+    if evaluate(model) > best_score:
+        best = model.state_dict()       # moves with the model
+model.load_state_dict(best)             # restores the last epoch, not the best
+```
+
+## Use instead
+```python
+best = copy.deepcopy(model.state_dict())
+best = {k: v.detach().clone() for k, v in model.state_dict().items()}
+```
+
+## Fix safety
+Unsafe: the snapshot becomes `copy.deepcopy(<module>.state_dict())` (adding `import copy`), or the
+comprehension's values get `.clone()`; this doubles the memory the snapshot holds, and code that relied
+on the snapshot tracking the live model changes behaviour.
+
+## Known problems
+Updates made by a function that receives the model (`run_epoch(model)`) are only seen when its name
+says it trains (`train`, `fit`, `learn`, `optimize`). A snapshot stored on an attribute
+(`self.best = ...`) is reported when it is taken inside a training loop and read anywhere, or read later
+in the same function after a training call; one taken in one method and reloaded in another with the
+training in between (a callback's `on_train_start` / `on_train_end`) is missed. Branches are not
+modelled: a read on a path where no training ran still counts. `optimizer.state_dict()` snapshots,
+whose state tensors are live too, are not reported. Measured on about 13,000 files of released
+PyTorch libraries: one finding, a true "best model" bug; on a release of a library that later fixed
+this bug (with `deepcopy`): seven findings, all of them the bug.
+
+## References
+- torch.nn.Module.state_dict docs: "the returned object is a shallow copy. It contains references
+  to the module's parameters and buffers."
+- pytorch/tutorials#188; pytorch/pytorch#34765 (use `copy.deepcopy(model.state_dict())`)
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from ..evidence import MODULE, MODULE_NAME, NOT_MODULE_RECEIVER
+from ..facts import dotted, end_of, pos_of
+from ..model import FixSafety
+from .edits import one_line
+
+CODE = "TEN301"
+NAME = "state-dict-snapshot-aliased"
+MESSAGE = ("'{target}' keeps {what}: its tensors share storage with the live weights and change with "
+           "{why}; use {use}")
+FIX = FixSafety.UNSAFE
+TRIGGER = r"state_dict\("
+NODES = (ast.Assign, ast.AnnAssign)
+CLAIM = ("The tensors of module.state_dict() (and of dict()/.copy()/{k: v.detach()} of it) share storage "
+         "with the parameters: after optimizer.step() the snapshot equals the live weights; "
+         "copy.deepcopy(module.state_dict()) does not change.")
+SHALLOW_CALLS = frozenset({"dict", "collections.OrderedDict", "OrderedDict", "copy.copy"})
+ALIAS_METHODS = frozenset({"detach", "cpu", "to", "float", "contiguous", "requires_grad_", "view_as"})
+TRAINING_NAME = re.compile(r"(^|_)(train|training|fit|learn|optimi[sz]e)(_|$)|^(backward|step)$|_step$|_backward$",
+                           re.IGNORECASE)
+FROZEN_NAME = re.compile(r"(^|_)(best|init|initial|orig|original|old|prev|previous|snapshot|snap|saved|backup|"
+                         r"start|baseline|before|ref|reference|pretrained|frozen)(_|$|\d)", re.IGNORECASE)
+MODE_SWITCH = frozenset({"train", "eval"})
+NON_MODULE_CLASS = re.compile(r"(optim|sched|scaler|metric|engine|trainer|callback|checkpoint|loop|state|"
+                              r"sampler|loader|logger)", re.IGNORECASE)
+
+
+def check(node, ctx):
+    value = node.value
+    target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+    if value is None or (isinstance(node, ast.Assign) and len(node.targets) != 1):
+        return
+    key = dotted(target)
+    if key is None:
+        return
+    snapshot = _snapshot(value, ctx)
+    if snapshot is None:
+        return
+    call, what = snapshot
+    why = _outlived_by_update(node, target, key, ctx)
+    if why is None:
+        return
+    source = ctx.text(call)
+    if isinstance(value, ast.DictComp):
+        fix = ctx.replace(value.value, _cloned(value.value, ctx), FIX)
+        use = f"{_cloned(value.value, ctx)} in the comprehension"
+    else:
+        use = f"copy.deepcopy({source})"
+        fix = ctx.replace(value, use, FIX, imports=("copy",))
+    yield ctx.finding(value, fix, target=key, what=one_line(what), why=why, use=one_line(use))
+
+
+# ---- is the value an aliasing snapshot of a module's state_dict()? ---------------------------------
+def _snapshot(value, ctx):
+    """(the state_dict() call or the name bound to it, a description) when `value` holds the module's
+    live tensors."""
+    call = _state_dict_call(value, ctx)
+    if call is not None:
+        return call, "the module's state_dict()"
+    if isinstance(value, ast.Call):
+        q = ctx.qualname(value.func) or (value.func.id if isinstance(value.func, ast.Name) else None)
+        if q in SHALLOW_CALLS and len(value.args) == 1 and not value.keywords:
+            if _state_dict_source(value.args[0], ctx) is not None:
+                return value.args[0], f"a shallow copy of {ctx.text(value.args[0])}"
+        if (isinstance(value.func, ast.Attribute) and value.func.attr == "copy" and not value.args
+                and not value.keywords):
+            if _state_dict_source(value.func.value, ctx) is not None:
+                return value.func.value, f"a shallow copy of {ctx.text(value.func.value)}"
+    if isinstance(value, ast.DictComp) and len(value.generators) == 1:
+        gen = value.generators[0]
+        it = gen.iter
+        if (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "items"
+                and isinstance(gen.target, ast.Tuple) and len(gen.target.elts) == 2
+                and isinstance(gen.target.elts[1], ast.Name)):
+            inner = it.func.value
+            if _state_dict_source(inner, ctx) is not None and _aliases(value.value, gen.target.elts[1].id):
+                device_moves = any(isinstance(n, ast.Attribute) and n.attr in ("cpu", "to")
+                                   for n in ast.walk(value.value))
+                where = " on a CPU model" if device_moves else ""
+                return inner, f"entries of {ctx.text(inner)} that are not copies{where}"
+    return None
+
+
+def _state_dict_source(expr, ctx):
+    """The state_dict() call behind `expr`: the call itself, or a name bound to it (`sd`)."""
+    if isinstance(expr, ast.Name):
+        b = ctx.frame.scope.binding_before(expr.id, ctx.pos)
+        if b is None or b.kind != "assign" or b.value is None:
+            return None
+        expr = b.value
+    return _state_dict_call(expr, ctx)
+
+
+def _state_dict_call(expr, ctx):
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "state_dict"
+            and not expr.args):
+        return None
+    return expr if _is_module(expr.func.value, ctx) else None
+
+
+def _is_module(recv, ctx) -> bool:
+    if isinstance(recv, ast.Name) and recv.id == "self":
+        cls = ctx.frame.cls
+        return (cls is not None and cls.name not in ctx.facts.classes_with_state_dict
+                and not NON_MODULE_CLASS.search(cls.name) and ctx.kind(recv) == MODULE)
+    key = dotted(recv)
+    if key is None:
+        return False
+    last = key.rsplit(".", 1)[-1].strip("_")
+    if NOT_MODULE_RECEIVER.search(last):
+        return False
+    if isinstance(recv, ast.Name):
+        b = ctx.frame.scope.binding_before(recv.id, ctx.pos)
+        made = b.value if b is not None and b.kind == "assign" else None
+        if isinstance(made, ast.Call) and isinstance(made.func, ast.Name):
+            if made.func.id in ctx.facts.classes_with_state_dict:
+                return False
+    return ctx.kind(recv) == MODULE or bool(MODULE_NAME.search(last))
+
+
+def _aliases(expr, name: str) -> bool:
+    """`v`, `v.detach()`, `v.cpu()`, `v.to(device)`: the value is (or may be) the entry itself."""
+    while True:
+        if isinstance(expr, ast.Name):
+            return expr.id == name
+        if isinstance(expr, ast.Attribute) and expr.attr == "data":
+            expr = expr.value
+        elif (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in ALIAS_METHODS
+              and not any(k.arg == "copy" for k in expr.keywords)):
+            expr = expr.func.value
+        else:
+            return False
+
+
+def _cloned(expr, ctx) -> str:
+    text = ctx.text(expr)
+    return f"{text}.detach().clone()" if isinstance(expr, ast.Name) else f"{text}.clone()"
+
+
+# ---- does the snapshot outlive a later update and get read afterwards? -----------------------------
+def _outlived_by_update(node, target, key: str, ctx):
+    start, end = pos_of(node), end_of(node)
+    if isinstance(target, ast.Name):
+        scope = ctx.frame.scope
+        reads = [p for p in scope.loads_after(key, end) if _origin_pos(scope, key, p) == start]
+        if _used_as_loading_target(ctx, key):
+            return None
+    else:
+        reads = _attribute_reads(ctx, key, start, end)
+    if not reads:
+        return None
+    # torch.save(sd) after the training that follows saves the final weights, which may be the intent;
+    # a snapshot taken inside a training loop and read after it (the "best" pattern) is not
+    saved = set() if FROZEN_NAME.search(key.rsplit(".", 1)[-1]) else _saved_positions(ctx, key)
+    trainings = _training_calls(ctx)
+    for read in reads:
+        if read not in saved and any(end < p < read for p in trainings):
+            return "the training that follows"
+    for loop in ctx.frame.loops:
+        loop_start, loop_end = pos_of(loop), end_of(loop)
+        if (_conditional_in(loop, start) and any(loop_start <= p <= loop_end for p in trainings)
+                and any(p > loop_end or not _in_function(ctx, p) for p in reads)):
+            return "the training in later iterations of the loop"
+    return None
+
+
+def _conditional_in(loop, pos) -> bool:
+    """The snapshot is taken only in some iterations (`if score > best: ...`), so after the loop it
+    should hold an earlier iteration's weights; taken in every iteration it ends equal to the last."""
+    for n in ast.walk(loop):
+        if isinstance(n, ast.If) and any(b and pos_of(b[0]) <= pos <= end_of(b[-1]) for b in (n.body, n.orelse)):
+            return True
+    return False
+
+
+def _saved_positions(ctx, key: str) -> set:
+    """Positions of `key` read as the object of `torch.save(key, ...)` / `save_file(key, ...)`."""
+    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    found = set()
+    for n in ast.walk(root):
+        if (isinstance(n, ast.Call) and n.args and dotted(n.args[0]) == key
+                and (ctx.qualname(n.func) or dotted(n.func) or "").rsplit(".", 1)[-1] in ("save", "save_file")):
+            found.add(pos_of(n.args[0]))
+    return found
+
+
+def _attribute_reads(ctx, key: str, start, end) -> list:
+    """Where `self.best` (as text) is read in the file, outside the snapshot statement; reads in
+    other functions count as reads after it."""
+    found = []
+    for n in ast.walk(ctx.facts.tree):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and dotted(n) == key:
+            p = pos_of(n)
+            if not start <= p <= end:
+                found.append(p)
+    return found
+
+
+def _in_function(ctx, pos) -> bool:
+    func = ctx.frame.func
+    return func is None or pos_of(func) <= pos <= end_of(func)
+
+
+def _origin_pos(scope, name, pos):
+    b = scope.origin(name, pos)
+    return b.pos if b is not None else None
+
+
+def _training_calls(ctx) -> list:
+    body = ctx.frame.func.body if ctx.frame.func is not None else ctx.facts.tree.body
+    found = []
+    for stmt in body if isinstance(body, list) else [body]:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Call) and _is_training_call(n):
+                found.append(pos_of(n))
+    return found
+
+
+def _is_training_call(call: ast.Call) -> bool:
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if not name:
+        return False
+    if name in MODE_SWITCH and isinstance(func, ast.Attribute) and len(call.args) <= 1 and not call.keywords:
+        return False  # model.train() / model.eval(): a mode switch, no update
+    if name == "step" and isinstance(func, ast.Attribute) and re.search(r"env", dotted(func.value) or "", re.I):
+        return False  # env.step(action): a simulator step
+    return bool(TRAINING_NAME.search(name))
+
+
+def _used_as_loading_target(ctx, name: str) -> bool:
+    """`sd[k].copy_(...)`, `sd[k] = ...`, `sd.update(...)`: a dict edited on purpose."""
+    func = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    for n in ast.walk(func):
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name:
+            if isinstance(n.ctx, ast.Store):
+                return True
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            recv, method = n.func.value, n.func.attr
+            if isinstance(recv, ast.Subscript) and method.endswith("_"):
+                recv = recv.value  # sd[k].copy_(...)
+            elif method not in ("update", "pop", "setdefault"):
+                continue
+            if isinstance(recv, ast.Name) and recv.id == name:
+                return True
+    return False

@@ -77,7 +77,7 @@ class Scope:
         """The binding of `name` in this scope that gave it its current object at `pos`:
         augmented assignments (`z += 1`) keep the object, so they are skipped."""
         for b in reversed(self.bindings.get(name, ())):
-            if b.pos < pos and b.kind != "aug":
+            if b.end <= pos and b.kind != "aug":
                 return b
         return None
 
@@ -86,7 +86,7 @@ class Scope:
         while that one sits in a conditional body that does not hold `pos`, the ones before it."""
         found = []
         for b in reversed(self.bindings.get(name, ())):
-            if b.pos < pos and b.kind != "aug":
+            if b.end <= pos and b.kind != "aug":  # `x = f(x)`: the read inside sees the earlier binding
                 found.append(b)
                 if b.block is None or b.block[0] <= pos <= b.block[1]:
                     break

@@ -67,7 +67,8 @@ from .edits import as_receiver
 CODE = "TEN103"
 NAME = "numpy-alias-write"
 MESSAGE = ("in-place write to '{alias}', which shares memory with '{source}' ({how}): '{source}' changes "
-           "too on a CPU tensor (on CUDA .cpu() copies, so CPU and GPU runs differ); copy with {copy}")
+           "too{where}; copy with {copy}")
+ON_CPU = " when it is a CPU tensor (a CUDA tensor needs .cpu(), which copies: CPU and GPU runs differ)"
 FIX = FixSafety.UNSAFE
 TRIGGER = r"\.numpy\(|from_numpy|asarray"
 NODES = (ast.Assign, ast.AugAssign, ast.Expr)
@@ -101,7 +102,7 @@ def check(node, ctx):
     value = origin.value
     fix = ctx.replace(value, f"{as_receiver(ctx.text(value), value)}.{copy}()", FIX)
     yield ctx.finding(node, fix, alias=target.id, source=ctx.text(source), how=how,
-                      copy=f".{copy}() at '{target.id} = ...'")
+                      where=ON_CPU if side == "ndarray" else "", copy=f".{copy}() at '{target.id} = ...'")
 
 
 def _kept_chain(node: ast.Assign, ctx):
@@ -112,7 +113,7 @@ def _kept_chain(node: ast.Assign, ctx):
             copy = "clone" if side == "tensor" else "copy"
             fix = ctx.replace(inner, f"{as_receiver(ctx.text(inner), inner)}.{copy}()", FIX)
             yield ctx.finding(node, fix, alias=alias, source=ctx.text(source), how=how,
-                              copy=f".{copy}() before the in-place call")
+                              where=ON_CPU if side == "ndarray" else "", copy=f".{copy}() before the in-place call")
 
 
 def _written(node, ctx):

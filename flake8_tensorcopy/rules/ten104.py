@@ -15,7 +15,8 @@ why the rule needs evidence that `x` is a tensor for the conversion methods.
 
 Not flagged: module conversions, receivers of unknown type for the conversion methods, fresh
 temporaries (`torch.zeros(1).cuda()` is a common way to initialise CUDA), `clone` / `detach` with
-arguments (not the tensor methods), and statements inside `pytest.raises` / `assertRaises` blocks.
+arguments (not the tensor methods), statements inside `pytest.raises` / `assertRaises` blocks, and
+benchmark / warm-up functions, where `out.cpu()` is called to wait for the GPU.
 
 ## Example
 ```python
@@ -56,7 +57,7 @@ from ..model import FixSafety
 
 CODE = "TEN104"
 NAME = "copy-result-discarded"
-MESSAGE = "result of {call} is discarded: it returns a new tensor and leaves '{source}' unchanged; {advice}"
+MESSAGE = "result of {call} is discarded: the call returns its result and leaves '{source}' unchanged; {advice}"
 FIX = FixSafety.UNSAFE
 TRIGGER = r"\.(detach|clone|to|cpu|cuda|float|half|double|bfloat16|long|int|bool|contiguous)\(|deepcopy"
 NODES = (ast.Expr,)
@@ -69,10 +70,13 @@ CONVERSIONS = frozenset({"to", "cpu", "cuda", "float", "half", "double", "bfloat
 NOT_TENSOR = frozenset({MODULE, NDARRAY, OPTIMIZER, STATE_DICT})
 OTHER_OBJECT = re.compile(r"(hook|handle|repo|session|thread|process|proc|conn|socket|graph|node|tree|env)",
                           re.IGNORECASE)
+TIMING_FUNC = re.compile(r"(bench|profil|warm_?up|timeit|timing|synchroni[sz]e)", re.IGNORECASE)
 RAISES_CONTEXTS = ("raises", "assertRaises", "assertRaisesRegex", "assert_raises", "assertWarns", "warns")
 
 
 def check(node: ast.Expr, ctx):
+    if any(TIMING_FUNC.search(getattr(f, "name", "")) for f in ctx.frame.funcs):
+        return  # `out.cpu()` waits for the GPU in a benchmark: the call is made for its timing
     found = _discarded(node.value, ctx)
     if found is None or _in_raises_block(node, ctx):
         return

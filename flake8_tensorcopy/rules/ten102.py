@@ -50,7 +50,9 @@ change. A direct write (`y.data[...] = v`) has no automatic fix: write out of pl
 ## Known problems
 A direct write is only flagged when a `.backward()` follows in the same function; writes whose
 backward runs elsewhere are missed. Graph attachment is judged from the file (module calls, losses,
-`requires_grad=True`), so tensors that arrive as arguments are not tracked.
+`requires_grad=True`), so tensors that arrive as arguments are not tracked. Both limits are on
+purpose: on real library code, every direct `.data` write they exclude was intended (init helpers
+such as `uniform(size, value)`, NaN guards on a forward value).
 
 ## References
 - torch-facts Q2: `.data` shares storage, not the version counter (silently wrong gradient)
@@ -71,7 +73,8 @@ NAME = "data-inplace-write"
 MESSAGE = ("in-place write through {via} changes '{source}' behind autograd's back (.data does not "
            "bump the version counter): {effect}; {advice}")
 FIX = FixSafety.UNSAFE
-TRIGGER = r"\.data\b"
+# `.data` at the end of a line (an alias), or followed by an index, an in-place method or `op=`.
+TRIGGER = r"(?m)\.data(?:[ \t]*(?:$|#)|\[|\.\w+_\(|[ \t]*[-+*/]=)"
 NODES = (ast.Assign, ast.AugAssign, ast.Expr)
 CLAIM = ("An in-place write through y.data, where a graph saved y, leaves y._version unchanged and "
          "backward() returns a gradient that differs from the true gradient without raising; "

@@ -40,6 +40,9 @@ automatically because it raises on views and detaches the object for every holde
 ## Known problems
 Conversion methods on receivers the file gives no tensor evidence for (function parameters without
 an annotation, attributes) are not flagged, so `x.cuda()` on an unannotated parameter is missed.
+A bare `out.cpu()` written only to wait for the GPU is reported unless it sits in a function whose
+name says benchmark / profile / warm-up / timing / synchronize. A bare `copy.deepcopy(t)` of a
+tensor is left to TEN201, so that one statement never carries two competing fixes.
 
 ## References
 - torch.Tensor.to: "Returns a Tensor with the specified device and/or dtype" (a new tensor, or self)
@@ -59,7 +62,9 @@ CODE = "TEN104"
 NAME = "copy-result-discarded"
 MESSAGE = "result of {call} is discarded: the call returns its result and leaves '{source}' unchanged; {advice}"
 FIX = FixSafety.UNSAFE
-TRIGGER = r"\.(detach|clone|to|cpu|cuda|float|half|double|bfloat16|long|int|bool|contiguous)\(|deepcopy"
+# A statement that starts with `name(.attr)*([...])*.method(` or `deepcopy(`: bare calls only.
+TRIGGER = (r"(?m)^[ \t]*[\w.]+(?:\[[^\]\n]*\])*\.(?:detach|clone|to|cpu|cuda|float|half|double|bfloat16|long|"
+           r"int|bool|contiguous)\(|^[ \t]*[\w.]*deepcopy\(")
 NODES = (ast.Expr,)
 CLAIM = ("x.detach(), x.clone(), x.to(torch.float64), x.double(), x.float() and copy.deepcopy(x) as "
          "statements leave x unchanged (same object, dtype, requires_grad and grad_fn); x = x.to(...) "

@@ -89,8 +89,7 @@ def check(node, ctx):
         return
     if isinstance(node, ast.Assign):
         yield from _kept_result(node, ctx)
-    call = node.value if isinstance(node, ast.Expr) else None
-    target = written(call if call is not None else node) if (call is None or isinstance(call, ast.Call)) else None
+    target = _write_target(node)
     if target is None or ctx.frame.grad_disabled:
         return
     if _is_data(target):  # y.data[...] = v, y.data.mul_(0)
@@ -128,6 +127,13 @@ def _kept_result(node: ast.Assign, ctx):
         fix = ctx.replace(data, f"{text}.detach().clone()", FIX)
         yield ctx.finding(node, fix, via=f"'{ctx.text(node.value)}' (kept as '{alias}')", source=text,
                           effect=f"'{text}' itself is overwritten, not copied", advice=COPY_ADVICE.format(source=text))
+
+
+def _write_target(node):
+    """What an Assign / AugAssign / statement call writes in place, or None."""
+    if isinstance(node, ast.Expr):
+        return written(node.value) if isinstance(node.value, ast.Call) else None
+    return written(node)
 
 
 def _is_data(expr) -> bool:

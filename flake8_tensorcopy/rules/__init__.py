@@ -25,7 +25,7 @@ def spec_from_module(module: ModuleType) -> RuleSpec:
     )
 
 
-from . import ten101, ten102, ten103, ten104, ten201, ten203  # noqa: E402  (after spec_from_module, which they do not need)
+from . import ten101, ten102, ten103, ten104, ten201, ten203  # noqa: E402  (after spec_from_module)
 
 RULES: tuple[RuleSpec, ...] = tuple(
     spec_from_module(m)

@@ -46,8 +46,9 @@ Conversions that copy only for some dtypes or devices (`torch.from_numpy(a).floa
 `torch.from_numpy(a).to(device, torch.float32)`, `t.float().numpy()`, `torch.as_tensor(arr)`) are
 not treated as aliases, so writes through them are missed; so are writes that reach an array or
 tensor the caller passed in but the function never reads again (`w = torch.from_numpy(w).to(...)`
-then `w += noise` mutates the caller's float32 array on CPU). Writes through NumPy functions are recognised for `out=`, `np.copyto`, `np.put`,
-`np.place`, `np.putmask`, `np.fill_diagonal` and `np.random.shuffle`.
+then `w += noise` mutates the caller's float32 array on CPU). Writes through NumPy functions are
+recognised for `out=`, `np.copyto`, `np.put`, `np.place`, `np.putmask`, `np.fill_diagonal` and
+`np.random.shuffle`.
 
 ## References
 - torch.Tensor.numpy: "The returned ndarray and the tensor will share their storage, so changes to

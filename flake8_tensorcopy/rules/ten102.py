@@ -82,6 +82,7 @@ CLAIM = ("An in-place write through y.data, where a graph saved y, leaves y._ver
 GRAD_WRONG = "gradients through it come out silently wrong"
 COPY_ADVICE = "use {source}.detach().clone() for a copy"
 LEAF_ATTRS = ("weight", "bias", "grad")
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 def check(node, ctx):
@@ -164,14 +165,20 @@ def _leaf_value(value: ast.AST, ctx) -> bool:
 
 
 def _backward_after(node, ctx) -> bool:
-    """A `.backward()` (or `torch.autograd.grad`) call after `node` in the same function."""
-    scope_node = ctx.frame.scope.node
+    """A `.backward()` (or `torch.autograd.grad`) call after `node` in the same function body
+    (nested functions and classes are other scopes and do not count)."""
     after = end_of(node)
-    for n in ast.walk(scope_node):
+    scope_node = ctx.frame.scope.node
+    stack = list(ast.iter_child_nodes(scope_node))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, SCOPES):
+            continue
         if isinstance(n, ast.Call) and pos_of(n) > after:
             func = n.func
             if isinstance(func, ast.Attribute) and func.attr == "backward":
                 return True
             if ctx.qualname(func) in ("torch.autograd.grad", "torch.autograd.backward"):
                 return True
+        stack.extend(ast.iter_child_nodes(n))
     return False

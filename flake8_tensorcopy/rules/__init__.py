@@ -27,6 +27,9 @@ def spec_from_module(module: ModuleType) -> RuleSpec:
 
 from . import (  # noqa: E402  (after spec_from_module, which they do not need)
     ten101,
+    ten102,
+    ten103,
+    ten104,
     ten201,
     ten202,
     ten203,
@@ -38,6 +41,9 @@ RULES: tuple[RuleSpec, ...] = tuple(
     spec_from_module(m)
     for m in (
         ten101,
+        ten102,
+        ten103,
+        ten104,
         ten201,
         ten202,
         ten203,

@@ -43,9 +43,10 @@ from __future__ import annotations
 
 import ast
 
+from ..aliasing import alias_binding, kept_inplace, named, still_used
 from ..evidence import is_param_like
-from ..facts import dotted, end_of, pos_of
-from ..inplace import is_inplace_method, written
+from ..facts import end_of
+from ..inplace import written
 from ..model import FixSafety
 
 CODE = "TEN101"
@@ -62,15 +63,16 @@ CLAIM = ("An in-place write through y.detach() changes y and bumps its version c
 
 def check(node, ctx):
     if isinstance(node, ast.Assign):
-        yield from _kept_inplace_on_detach(node, ctx)
+        for alias, inner in kept_inplace(node, _is_detach_call):
+            source = inner.func.value
+            if _reportable_source(source, ctx, end_of(node)):
+                fix = ctx.replace(inner, ctx.text(inner) + ".clone()", FIX)
+                yield ctx.finding(node, fix, alias=alias, source=ctx.text(source))
     target = written(node)
     if not isinstance(target, ast.Name):
         return
-    scope = ctx.frame.scope
-    origin = scope.origin(target.id, ctx.pos)
-    if origin is None or origin.kind != "assign" or not _is_detach_call(origin.value):
-        return
-    if origin not in scope.bindings.get(target.id, ()):
+    origin = alias_binding(target.id, ctx, _is_detach_call)
+    if origin is None:
         return
     source = origin.value.func.value
     if isinstance(source, ast.Name) and source.id == target.id:
@@ -81,23 +83,6 @@ def check(node, ctx):
     yield ctx.finding(node, fix, alias=target.id, source=ctx.text(source))
 
 
-def _kept_inplace_on_detach(node: ast.Assign, ctx):
-    """`w = y.detach().add_(1)`: the in-place result is kept in a name while y lives on."""
-    if not any(isinstance(t, ast.Name) for t in node.targets):
-        return
-    call = node.value
-    while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and is_inplace_method(call.func.attr):
-        inner = call.func.value
-        if _is_detach_call(inner):
-            source = inner.func.value
-            if _reportable_source(source, ctx, end_of(node)):
-                fix = ctx.replace(inner, ctx.text(inner) + ".clone()", FIX)
-                alias = next(t.id for t in node.targets if isinstance(t, ast.Name))
-                yield ctx.finding(node, fix, alias=alias, source=ctx.text(source))
-            return
-        call = inner
-
-
 def _is_detach_call(expr) -> bool:
     return (isinstance(expr, ast.Call) and not expr.args and isinstance(expr.func, ast.Attribute)
             and expr.func.attr == "detach")
@@ -105,27 +90,7 @@ def _is_detach_call(expr) -> bool:
 
 def _reportable_source(source: ast.AST, ctx, after) -> bool:
     """A named tensor (not a fresh temporary), not a parameter being updated, still used after `after`."""
-    while isinstance(source, ast.Subscript):
-        source = source.value
-    if not isinstance(source, (ast.Name, ast.Attribute)) or dotted(source) is None:
-        return False  # f(x).detach(), x.clone().detach(): nobody else holds the storage
-    if is_param_like(source, ctx) or ctx.in_param_update_function:
+    source = named(source)
+    if source is None or is_param_like(source, ctx) or ctx.in_param_update_function:
         return False
-    if isinstance(source, ast.Attribute):
-        return True  # an attribute outlives the statement
-    return _used_after(source.id, ctx, after)
-
-
-def _used_after(name: str, ctx, after) -> bool:
-    scope = ctx.frame.scope
-    origin = scope.origin(name, ctx.pos)
-    if origin is not None and origin.kind == "arg":
-        return True  # the caller still holds it
-    rebound = [b.end for b in scope.bindings.get(name, ()) if b.pos > after and b.kind != "aug"]
-    until = min(rebound, default=(1 << 30, 0))
-    if scope.loads_between(name, after, until):
-        return True
-    for loop in ctx.frame.loops:  # the next iteration reads it again
-        if scope.loads_between(name, pos_of(loop), end_of(loop)):
-            return True
-    return False
+    return still_used(source, ctx, after)

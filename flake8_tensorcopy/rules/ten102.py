@@ -1,0 +1,184 @@
+"""In-place write through `.data` that autograd cannot see, or that overwrites a tensor still in use.
+
+## What it does
+Flags three shapes of in-place write through `.data`:
+
+- `d = y.data` then `d.mul_(0)` / `d[i] = v` / `d += v`, where `y` is computed from tensors that
+  require grad (a non-leaf of the graph) and `y` is used after the write;
+- `y.data[...] = v` or `y.data.clamp_(...)` on such a `y`, followed by a `.backward()` in the same
+  function;
+- `noise = x.data.normal_()` (an in-place method on `x.data` whose result is kept under another
+  name) while `x`, a tensor, is used after it: `x` is overwritten, not copied.
+
+## Why is this bad?
+`.data` shares storage with `y` but not its version counter. The write changes `y`, and autograd
+cannot see it: a backward pass that saved `y` (or uses it later) computes its gradient from the
+overwritten values and gives a silently wrong gradient, where the same write through `.detach()`
+would raise. `x.data.normal_()` fills `x` itself with noise; it is not `torch.randn_like(x)`.
+
+Not flagged: weight initialisation and model surgery, parameter / gradient / optimizer / EMA writes
+(`.weight`, `.bias`, `.grad`, loop variables over `parameters()`, update and init functions),
+leaves that are optimised like parameters (`torch.zeros(..., requires_grad=True)`), code under
+`torch.no_grad()`, and `.data` of things that are not tensors (datasets, buffers, graphs,
+`self.data`): the rule needs evidence that the receiver is a tensor.
+
+## Example
+```python
+y = x.sigmoid()
+masked = y.data
+masked.mul_(0)          # y is zeroed behind autograd's back
+y.sum().backward()      # no error; x.grad is all zeros
+noise = h.data.normal_(0, 0.1)  # overwrites h
+out = h + noise
+```
+
+## Use instead
+```python
+y = x.sigmoid()
+masked = y.detach().clone()  # an independent copy
+masked.mul_(0)
+y.sum().backward()
+noise = h.detach().clone().normal_(0, 0.1)  # or torch.randn_like(h) * 0.1
+out = h + noise
+```
+
+## Fix safety
+Unsafe: the fix replaces `y.data` by `y.detach().clone()` where the write goes into a name bound to
+`.data` or its result is kept, so the write no longer reaches `y`; code that relied on it does
+change. A direct write (`y.data[...] = v`) has no automatic fix: write out of place instead.
+
+## Known problems
+A direct write is only flagged when a `.backward()` follows in the same function; writes whose
+backward runs elsewhere are missed. Graph attachment is judged from the file (module calls, losses,
+`requires_grad=True`), so tensors that arrive as arguments are not tracked. Both limits are on
+purpose: on real library code, every direct `.data` write they exclude was intended (init helpers
+such as `uniform(size, value)`, NaN guards on a forward value).
+
+## References
+- torch-facts Q2: `.data` shares storage, not the version counter (silently wrong gradient)
+- pytorch/pytorch#6990 (0.4 migration notes: `.data` writes give wrong gradients, `.detach()` raises)
+"""
+from __future__ import annotations
+
+import ast
+
+from ..aliasing import alias_binding, kept_inplace, named, still_used
+from ..evidence import SURE_TENSOR, is_param_like
+from ..facts import end_of, pos_of
+from ..inplace import written
+from ..model import FixSafety
+
+CODE = "TEN102"
+NAME = "data-inplace-write"
+MESSAGE = ("in-place write through {via} changes '{source}' behind autograd's back (.data does not "
+           "bump the version counter): {effect}; {advice}")
+FIX = FixSafety.UNSAFE
+# `.data` at the end of a line (an alias), or followed by an index, an in-place method or `op=`.
+TRIGGER = r"(?m)\.data(?:[ \t]*(?:$|#)|\[|\.\w+_\(|[ \t]*[-+*/]=)"
+NODES = (ast.Assign, ast.AugAssign, ast.Expr)
+CLAIM = ("An in-place write through y.data, where a graph saved y, leaves y._version unchanged and "
+         "backward() returns a gradient that differs from the true gradient without raising; "
+         "y.detach().clone() leaves y and the gradient intact.")
+GRAD_WRONG = "gradients through it come out silently wrong"
+COPY_ADVICE = "use {source}.detach().clone() for a copy"
+LEAF_ATTRS = ("weight", "bias", "grad")
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def check(node, ctx):
+    if ctx.in_param_update_function:
+        return
+    if isinstance(node, ast.Assign):
+        yield from _kept_result(node, ctx)
+    target = _write_target(node)
+    if target is None or ctx.frame.grad_disabled:
+        return
+    if _is_data(target):  # y.data[...] = v, y.data.mul_(0)
+        source = named(target.value)
+        if source is None or not _graph_tracked(source, ctx) or not _backward_after(node, ctx):
+            return
+        yield ctx.finding(node, None, via=f"'{ctx.text(target)}'", source=ctx.text(source),
+                          effect=GRAD_WRONG, advice="write out of place instead")
+    elif isinstance(target, ast.Name):  # d = y.data; d.mul_(0)
+        origin = alias_binding(target.id, ctx, _is_data)
+        if origin is None:
+            return
+        source = named(origin.value.value)
+        if source is None or (isinstance(source, ast.Name) and source.id == target.id):
+            return
+        if not _graph_tracked(source, ctx) or not still_used(source, ctx, end_of(node)):
+            return
+        text = ctx.text(source)
+        fix = ctx.replace(origin.value, f"{text}.detach().clone()", FIX)
+        yield ctx.finding(node, fix, via=f"'{target.id}' (bound to {text}.data)", source=text,
+                          effect=GRAD_WRONG, advice=COPY_ADVICE.format(source=text))
+
+
+def _kept_result(node: ast.Assign, ctx):
+    """`noise = x.data.normal_()`: x is overwritten, and the result is used as if it were new."""
+    for alias, data in kept_inplace(node, _is_data):
+        source = named(data.value)
+        if source is None or (isinstance(source, ast.Name) and source.id == alias):
+            continue
+        if is_param_like(source, ctx) or not (ctx.kind(source) in SURE_TENSOR or ctx.attached(source)):
+            continue
+        if not still_used(source, ctx, end_of(node)):
+            continue
+        text = ctx.text(source)
+        fix = ctx.replace(data, f"{text}.detach().clone()", FIX)
+        yield ctx.finding(node, fix, via=f"'{ctx.text(node.value)}' (kept as '{alias}')", source=text,
+                          effect=f"'{text}' itself is overwritten, not copied", advice=COPY_ADVICE.format(source=text))
+
+
+def _write_target(node):
+    """What an Assign / AugAssign / statement call writes in place, or None."""
+    if isinstance(node, ast.Expr):
+        return written(node.value) if isinstance(node.value, ast.Call) else None
+    return written(node)
+
+
+def _is_data(expr) -> bool:
+    return isinstance(expr, ast.Attribute) and expr.attr == "data"
+
+
+def _graph_tracked(source: ast.AST, ctx) -> bool:
+    """A named non-leaf of the autograd graph: computed from tensors that require grad. Parameters,
+    gradients and leaves created with requires_grad=True are updated on purpose and do not count."""
+    if not isinstance(source, ast.Name) or is_param_like(source, ctx):
+        return False
+    if not ctx.attached(source):
+        return False
+    origin = ctx.frame.scope.origin(source.id, ctx.pos)
+    return origin is not None and origin.kind == "assign" and not _leaf_value(origin.value, ctx)
+
+
+def _leaf_value(value: ast.AST, ctx) -> bool:
+    """`torch.zeros(..., requires_grad=True)`, `nn.Parameter(...)`, `t.requires_grad_()`: a leaf."""
+    if not isinstance(value, ast.Call):
+        return isinstance(value, ast.Attribute) and value.attr in LEAF_ATTRS
+    if any(k.arg == "requires_grad" for k in value.keywords):
+        return True
+    if isinstance(value.func, ast.Attribute) and value.func.attr == "requires_grad_":
+        return True
+    q = ctx.qualname(value.func) or ""
+    return q.endswith("Parameter")
+
+
+def _backward_after(node, ctx) -> bool:
+    """A `.backward()` (or `torch.autograd.grad`) call after `node` in the same function body
+    (nested functions and classes are other scopes and do not count)."""
+    after = end_of(node)
+    scope_node = ctx.frame.scope.node
+    stack = list(ast.iter_child_nodes(scope_node))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, SCOPES):
+            continue
+        if isinstance(n, ast.Call) and pos_of(n) > after:
+            func = n.func
+            if isinstance(func, ast.Attribute) and func.attr == "backward":
+                return True
+            if ctx.qualname(func) in ("torch.autograd.grad", "torch.autograd.backward"):
+                return True
+        stack.extend(ast.iter_child_nodes(n))
+    return False

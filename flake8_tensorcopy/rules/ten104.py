@@ -1,0 +1,165 @@
+"""Copy or conversion of a tensor whose result is discarded: the statement changes nothing.
+
+## What it does
+Flags an expression statement whose value is thrown away: `x.detach()`, `x.clone()`,
+`x.detach().clone()`, `copy.deepcopy(p)` of a parameter (TEN201 reports `copy.deepcopy` of other
+tensors, bare or not), and, on a tensor, `x.to(...)`, `x.cpu()`, `x.cuda()`,
+`x.float()` / `.half()` / `.double()` / `.bfloat16()` / `.long()` / `.int()` / `.bool()` /
+`.contiguous()` (and chains of these), where `x` is a named object (`x`, `self.h`, `batch[0]`).
+
+## Why is this bad?
+Tensor methods return a new tensor (or the same one, unchanged); none of them changes `x`. The line
+reads like "detach x" or "move x to the GPU" but does nothing: `x` keeps its graph, device and dtype.
+Modules are different: `model.to(device)` and `model.float()` convert the module in place, which is
+why the rule needs evidence that `x` is a tensor for the conversion methods.
+
+Not flagged: module conversions, receivers of unknown type for the conversion methods, fresh
+temporaries (`torch.zeros(1).cuda()` is a common way to initialise CUDA), `clone` / `detach` with
+arguments (not the tensor methods), statements inside `pytest.raises` / `assertRaises` blocks, and
+benchmark / warm-up functions, where `out.cpu()` is called to wait for the GPU.
+
+## Example
+```python
+x.to(device)
+h.detach()
+```
+
+## Use instead
+```python
+x = x.to(device)
+h = h.detach()          # or h.detach_() when h is not a view and nothing saved it
+```
+
+## Fix safety
+Unsafe: the fix assigns the result back (`x = x.to(device)`), which rebinds the name: later code
+now sees the converted tensor, and other holders of the old object still see the old one. The fix is
+offered when the receiver is a name or an attribute chain (not for `m.weight`: a module refuses a
+plain tensor in a parameter's place, nor for `copy.deepcopy`); `x.detach_()` is never suggested
+automatically because it raises on views and detaches the object for every holder.
+
+## Known problems
+Conversion methods on receivers the file gives no tensor evidence for (function parameters without
+an annotation, attributes) are not flagged, so `x.cuda()` on an unannotated parameter is missed.
+A bare `out.cpu()` written only to wait for the GPU is reported unless it sits in a function whose
+name says benchmark / profile / warm-up / timing / synchronize. A bare `copy.deepcopy(t)` of a
+tensor is left to TEN201, so that one statement never carries two competing fixes.
+
+## References
+- torch.Tensor.to: "Returns a Tensor with the specified device and/or dtype" (a new tensor, or self)
+- torch.nn.Module.to: "This method modifies the module in-place."
+"""
+from __future__ import annotations
+
+import ast
+
+from ..aliasing import named
+import re
+
+from ..evidence import MODULE, NDARRAY, NOT_MODULE_RECEIVER, OPTIMIZER, PARAM, STATE_DICT, TENSORISH
+from ..model import FixSafety
+
+CODE = "TEN104"
+NAME = "copy-result-discarded"
+MESSAGE = "result of {call} is discarded: the call returns its result and leaves '{source}' unchanged; {advice}"
+FIX = FixSafety.UNSAFE
+# A statement that starts with `name(.attr)*([...])*.method(` or `deepcopy(`: bare calls only.
+TRIGGER = (r"(?m)^[ \t]*[\w.]+(?:\[[^\]\n]*\])*\.(?:detach|clone|to|cpu|cuda|float|half|double|bfloat16|long|"
+           r"int|bool|contiguous)\(|^[ \t]*[\w.]*deepcopy\(")
+NODES = (ast.Expr,)
+CLAIM = ("x.detach(), x.clone(), x.to(torch.float64), x.double(), x.float() and copy.deepcopy(x) as "
+         "statements leave x unchanged (same object, dtype, requires_grad and grad_fn); x = x.to(...) "
+         "rebinds x to the converted tensor.")
+COPY_METHODS = frozenset({"detach", "clone"})
+CONVERSIONS = frozenset({"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "long", "int", "bool",
+                         "contiguous"})
+NOT_TENSOR = frozenset({MODULE, NDARRAY, OPTIMIZER, STATE_DICT})
+OTHER_OBJECT = re.compile(r"(hook|handle|repo|session|thread|process|proc|conn|socket|graph|node|tree|env)",
+                          re.IGNORECASE)
+TIMING_FUNC = re.compile(r"(bench|profil|warm_?up|timeit|timing|synchroni[sz]e)", re.IGNORECASE)
+RAISES_CONTEXTS = ("raises", "assertRaises", "assertRaisesRegex", "assert_raises", "assertWarns", "warns")
+
+
+def check(node: ast.Expr, ctx):
+    if any(TIMING_FUNC.search(getattr(f, "name", "")) for f in ctx.frame.funcs):
+        return  # `out.cpu()` waits for the GPU in a benchmark: the call is made for its timing
+    found = _discarded(node.value, ctx)
+    if found is None or _in_raises_block(node, ctx):
+        return
+    source, call_text = found
+    target = ctx.text(source)
+    if _can_assign_back(source, call_text, ctx):
+        fix = ctx.replace(node, f"{target} = {ctx.text(node.value)}", FIX)
+        advice = f"assign it back: {target} = {ctx.text(node.value)}"
+    else:
+        fix, advice = None, "assign the result to a name"
+    yield ctx.finding(node, fix, call=call_text, source=target, advice=advice)
+
+
+def _discarded(call, ctx):
+    """(receiver, call text) when the statement `call` copies or converts a named tensor."""
+    if not isinstance(call, ast.Call):
+        return None
+    if ctx.qualname(call.func) == "copy.deepcopy":
+        source = call.args[0] if len(call.args) == 1 and not call.keywords else None
+        if source is not None and named(source) is not None and ctx.kind(source) == PARAM:
+            return source, "copy.deepcopy()"  # TEN201 reports (and fixes) deepcopy of other tensors
+        return None
+    methods, source = _chain(call)
+    if not methods or named(source) is None:
+        return None
+    kind = ctx.kind(source)
+    if kind in NOT_TENSOR:
+        return None
+    if kind in TENSORISH or (all(m in COPY_METHODS for m in methods) and not _other_object(source, ctx)):
+        return source, "." + "().".join(reversed(methods)) + "()"
+    return None
+
+
+def _can_assign_back(source, call_text: str, ctx) -> bool:
+    """`x = x.to(d)` is offered for a name or a plain attribute; not for `m.weight` (a module
+    refuses a plain tensor in a parameter's place), subscripts, or deepcopy (the intended target
+    of the copy is unknown)."""
+    if call_text == "copy.deepcopy()":
+        return False
+    return isinstance(source, ast.Name) or (isinstance(source, ast.Attribute) and ctx.kind(source) != PARAM)
+
+
+def _chain(call: ast.Call):
+    """(['float', 'to'], x) for `x.to(d).float()`: the copy / conversion methods and their receiver."""
+    methods = []
+    expr = call
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+        attr = expr.func.attr
+        if attr in COPY_METHODS and (expr.args or any(k.arg != "memory_format" for k in expr.keywords)):
+            return [], None  # not the tensor method (git clone, a custom detach(...))
+        if attr not in COPY_METHODS and attr not in CONVERSIONS:
+            return [], None
+        methods.append(attr)
+        expr = expr.func.value
+    return methods, expr
+
+
+def _other_object(source, ctx) -> bool:
+    """An object whose own `detach()` / `clone()` may have side effects: one built by a non-torch
+    class (`engine = PrivacyEngine(...)`) or named like an engine, hook handle, manager, ..."""
+    last = source.attr if isinstance(source, ast.Attribute) else getattr(source, "id", "")
+    if NOT_MODULE_RECEIVER.search(last) or OTHER_OBJECT.search(last):
+        return True
+    if isinstance(source, ast.Name):
+        origin = ctx.frame.scope.binding_before(source.id, ctx.pos)
+        value = origin.value if origin is not None else None
+        if isinstance(value, ast.Call):
+            callee = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", "")
+            return callee[:1].isupper() and not (ctx.qualname(value.func) or "").startswith("torch.")
+    return False
+
+
+def _in_raises_block(node, ctx) -> bool:
+    """Inside `with pytest.raises(...)` / `self.assertRaises(...)`: the call is made to see it fail."""
+    for w in ast.walk(ctx.frame.scope.node):
+        if isinstance(w, (ast.With, ast.AsyncWith)) and any(
+                isinstance(i.context_expr, ast.Call) and isinstance(i.context_expr.func, (ast.Attribute, ast.Name))
+                and getattr(i.context_expr.func, "attr", getattr(i.context_expr.func, "id", "")) in RAISES_CONTEXTS
+                for i in w.items) and node in w.body:
+            return True
+    return False

@@ -127,6 +127,7 @@ class FileFacts:
         self.aliases: dict[str, str] = {}
         self.training_loops: set[int] = set()
         self.classes_with_state_dict: set[str] = set()
+        self.discarded: set[int] = set()  # ids of calls that are a whole statement: result unused
         self.nodes: list[tuple[ast.AST, Frame]] = []
         self.module_scope = Scope(tree, None)
         self._wanted = wanted
@@ -242,6 +243,8 @@ class FileFacts:
             case = _branch(frame, node.body)
             return [(node.pattern, frame)] + ([(node.guard, frame)] if node.guard else []) + [
                 (s, case) for s in node.body]
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            self.discarded.add(id(node.value))
         elif isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr in TRAINING_CALLS:

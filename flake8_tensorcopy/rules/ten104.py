@@ -2,8 +2,8 @@
 
 ## What it does
 Flags an expression statement whose value is thrown away: `x.detach()`, `x.clone()`,
-`x.detach().clone()`, `copy.deepcopy(p)` of a parameter (TEN201 reports `copy.deepcopy` of other
-tensors, bare or not), and, on a tensor, `x.to(...)`, `x.cpu()`, `x.cuda()`,
+`x.detach().clone()`, `copy.deepcopy(t)` of a tensor (TEN201 reports deepcopy whose copy is kept),
+and, on a tensor, `x.to(...)`, `x.cpu()`, `x.cuda()`,
 `x.float()` / `.half()` / `.double()` / `.bfloat16()` / `.long()` / `.int()` / `.bool()` /
 `.contiguous()` (and chains of these), where `x` is a named object (`x`, `self.h`, `batch[0]`).
 
@@ -41,8 +41,8 @@ automatically because it raises on views and detaches the object for every holde
 Conversion methods on receivers the file gives no tensor evidence for (function parameters without
 an annotation, attributes) are not flagged, so `x.cuda()` on an unannotated parameter is missed.
 A bare `out.cpu()` written only to wait for the GPU is reported unless it sits in a function whose
-name says benchmark / profile / warm-up / timing / synchronize. A bare `copy.deepcopy(t)` of a
-tensor is left to TEN201, so that one statement never carries two competing fixes.
+name says benchmark / profile / warm-up / timing / synchronize. A bare `copy.deepcopy(t)` gets no
+fix: which name was meant to receive the copy is unknown.
 
 ## References
 - torch.Tensor.to: "Returns a Tensor with the specified device and/or dtype" (a new tensor, or self)
@@ -101,8 +101,8 @@ def _discarded(call, ctx):
         return None
     if ctx.qualname(call.func) == "copy.deepcopy":
         source = call.args[0] if len(call.args) == 1 and not call.keywords else None
-        if source is not None and named(source) is not None and ctx.kind(source) == PARAM:
-            return source, "copy.deepcopy()"  # TEN201 reports (and fixes) deepcopy of other tensors
+        if source is not None and named(source) is not None and ctx.kind(source) in TENSORISH:
+            return source, "copy.deepcopy()"  # TEN201 reports deepcopy of tensors whose copy is kept
         return None
     methods, source = _chain(call)
     if not methods or named(source) is None:

@@ -55,6 +55,8 @@ CLAIM = ("copy.deepcopy() of a non-leaf tensor raises 'Only Tensors created expl
 def check(node: ast.Call, ctx):
     if ctx.qualname(node.func) != "copy.deepcopy" or len(node.args) != 1 or node.keywords:
         return
+    if id(node) in ctx.facts.discarded:
+        return  # a bare `copy.deepcopy(t)` statement copies for nothing: TEN104 reports it
     arg = node.args[0]
     if isinstance(arg, ast.Starred) or ctx.kind(arg) not in (TENSOR, LIKELY_TENSOR):
         return

@@ -49,6 +49,23 @@ def could_fire(source: str, rules: Sequence[RuleSpec]) -> list[RuleSpec]:
     return [r for r in rules if r.trigger.search(source)]
 
 
+def hot_lines(source: str, tree: ast.Module, rules: Sequence[RuleSpec]) -> Optional[list[int]]:
+    """Sorted line numbers where the rules' trigger texts start, or None to walk everything: when a
+    trigger is an import (`from copy import deepcopy as dc`), the calls can be anywhere."""
+    if "\r" in source:
+        return None  # lone CR line ends: counting "\n" would misplace lines; rare, walk it all
+    starts = sorted({m.start() for r in rules for m in r.trigger.finditer(source)})
+    found, line, last = [], 1, 0
+    for offset in starts:
+        line += source.count("\n", last, offset)
+        last = offset
+        found.append(line)
+    imports = [(n.lineno, n.end_lineno) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    if any(a <= line <= b for line in found for a, b in imports):
+        return None
+    return found
+
+
 def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = RULES,
             tree: Optional[ast.Module] = None, tensor_functions: Iterable[str] = ()) -> Result:
     """Findings for one file's source text. Raises AnalysisError for a file that cannot be parsed.
@@ -65,7 +82,7 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
         for node_type in rule.nodes:
             by_type.setdefault(node_type, []).append(rule)
     try:
-        facts = FileFacts(tree, lines, tuple(by_type))
+        facts = FileFacts(tree, lines, tuple(by_type), hot_lines(source, tree, active))
     except RecursionError:
         raise AnalysisError("too deeply nested to analyse") from None
     facts.tensor_functions = frozenset(tensor_functions)

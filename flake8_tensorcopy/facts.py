@@ -8,6 +8,7 @@ mode, enclosing loops, isinstance guards). Rules then run over those nodes; noth
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
@@ -121,8 +122,12 @@ class FileFacts:
 
     tensor_functions: frozenset = frozenset()  # user-declared tensor-returning functions (config)
 
-    def __init__(self, tree: ast.Module, lines: list[str], wanted: tuple[type, ...]):
+    def __init__(self, tree: ast.Module, lines: list[str], wanted: tuple[type, ...],
+                 hot_lines: Optional[list[int]] = None):
+        """`hot_lines`, sorted, are the lines where some rule's trigger text occurs: a function or
+        class that holds none of them is bound but not walked (no rule could fire inside it)."""
         self.tree = tree
+        self._hot = hot_lines
         self.lines = lines
         self.aliases: dict[str, str] = {}
         self.training_loops: set[int] = set()
@@ -193,6 +198,8 @@ class FileFacts:
                 self.classes_with_state_dict.add(node.name)
             if scope is not None:
                 scope.bind(Binding(node.name, _pos(node), _end(node), "other", node=node))
+            if self._cold(node):
+                return []
             inner = Frame(Scope(node, scope), frame.func, node, frame.grad_disabled, (), frame.guards, frame.funcs)
             outer = [(d, frame) for d in node.decorator_list] + [(b, frame) for b in node.bases]
             outer += [(k, frame) for k in node.keywords]
@@ -256,10 +263,20 @@ class FileFacts:
                         scope.backward_names.add(base)
         return [(c, frame) for c in ast.iter_child_nodes(node)]
 
+    def _cold(self, node: ast.AST) -> bool:
+        """No trigger text between the first decorator and the end of this def / class."""
+        if self._hot is None:
+            return False
+        start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        i = bisect.bisect_left(self._hot, start)
+        return i == len(self._hot) or self._hot[i] > node.end_lineno
+
     def _function(self, node: ast.AST, frame: Frame) -> list[tuple[ast.AST, Frame]]:
         scope = frame.scope
         if not isinstance(node, ast.Lambda):
             scope.bind(Binding(node.name, _pos(node), _end(node), "other", node=node))
+            if self._cold(node):
+                return []
         inner_scope = Scope(node, scope)
         grad = frame.grad_disabled
         decorators = getattr(node, "decorator_list", [])

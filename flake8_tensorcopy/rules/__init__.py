@@ -26,6 +26,7 @@ def spec_from_module(module: ModuleType) -> RuleSpec:
 
 
 from . import ten101, ten201, ten203  # noqa: E402  (after spec_from_module, which they do not need)
+from . import ten401, ten901, ten902, ten903  # noqa: E402
 
 RULES: tuple[RuleSpec, ...] = tuple(
     spec_from_module(m)
@@ -33,6 +34,10 @@ RULES: tuple[RuleSpec, ...] = tuple(
         ten101,
         ten201,
         ten203,
+        ten401,
+        ten901,
+        ten902,
+        ten903,
     )
 )
 BY_CODE = {r.code: r for r in RULES}

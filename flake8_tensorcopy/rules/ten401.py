@@ -2,9 +2,10 @@
 
 ## What it does
 Flags `total += loss`, `stats[k] += loss`, `losses.append(loss)` and `history.append({"loss": loss})`
-inside a training loop (a loop that calls `.backward()` or `.step()`) when `loss` is attached to the
+inside a training loop (a loop that calls `loss.backward()`, `accelerator.backward(loss)`,
+`torch.autograd.grad(...)` or `optimizer.step()`) when `loss` is attached to the
 autograd graph (a loss, a model output, anything computed from them), the accumulator was bound
-before the loop and is not reset at the top of each iteration, the code is not under
+before the loop and is not reset inside it, the code is not under
 `torch.no_grad()`, and the accumulator is never backpropagated (directly, or through `sum(...)` /
 `torch.stack(...)` or a name built from it).
 
@@ -15,7 +16,7 @@ still grows with every step. Memory grows with the number of steps until the acc
 (the PyTorch FAQ's "Don't accumulate history across your training loop").
 
 Not flagged: `loss.item()`, `float(loss)` and helpers whose returns are numbers; `loss.detach()`;
-accumulators reset each iteration; accumulators that are backpropagated (`total_loss.backward()`,
+accumulators reset inside the loop; accumulators that are backpropagated (`total_loss.backward()`,
 `torch.stack(losses).sum().backward()`) or returned from a loop that does not itself call `backward()`
 (a loss built over several pieces); code under `torch.no_grad()`. `history.append(loss.clone())` is
 TEN203's finding (a kept clone), not this rule's.
@@ -46,9 +47,9 @@ backpropagate through it in a way this rule cannot see would depend on.
 
 ## Known problems
 The training loop, attachment and reset are judged inside one function: an accumulator filled in a
-`training_step` method and cleared in another hook (`self.outputs.append(loss)`) is not seen. A
-conditional reset (`if i % 100 == 0: running = 0`) does not stop the report: the graph still grows for
-up to that many steps.
+`training_step` method and cleared in another hook (`self.outputs.append(loss)`) is not seen. Any reset
+inside the loop, also a periodic one (`if i % 100 == 0: running = 0`), silences the rule, although the
+graphs of up to that many steps are still kept.
 
 ## References
 - PyTorch FAQ, "My model reports cuda runtime error(2): out of memory": "Don't accumulate history
@@ -58,6 +59,7 @@ up to that many steps.
 from __future__ import annotations
 
 import ast
+import re
 import weakref
 
 from ..facts import dotted, pos_of
@@ -79,6 +81,7 @@ CLAIM = ("A graph-attached loss accumulated across a loop keeps every step's gra
 APPENDERS = {"append": 0, "appendleft": 0, "insert": 1}
 NUMBER_CALLS = frozenset({"float", "int", "round", "len", "bool"})
 GRAPH_FREE_METHODS = frozenset({"item", "tolist", "numpy", "detach", "__len__", "size", "numel", "dim"})
+OPTIMIZER_NAME = re.compile(r"optim|^opt(_|$)|^(sgd|adam\w*)$", re.IGNORECASE)
 GRAD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
 _loss_keys_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -125,26 +128,60 @@ def _outlived_training_loop(key: str, acc, ctx):
     scope = ctx.frame.scope
     origin = scope.origin(key, ctx.pos) if "." not in key else None
     for loop in reversed(ctx.frame.loops):
-        if _reset_each_iteration(key, acc, loop, ctx):
+        if _reset_inside(key, acc, loop, ctx):
             return None
         if origin is not None and origin.pos >= pos_of(loop):
             continue  # bound inside this loop: it may still outlive an inner one only
-        if id(loop) in ctx.facts.training_loops:
+        if id(loop) in ctx.facts.training_loops and _torch_training(loop, ctx):
             return loop
     return None
 
 
-def _reset_each_iteration(key: str, acc, loop, ctx) -> bool:
-    """A plain assignment to the accumulator among the loop body's own statements."""
-    texts = {key, ctx.text(acc)}
-    for stmt in loop.body:
+def _torch_training(loop, ctx) -> bool:
+    """The loop backpropagates or steps an optimizer the torch way: `loss.backward()`,
+    `accelerator.backward(loss)`, `torch.autograd.grad(...)`, `optimizer.step()`; a hand-written
+    `model.backward(out, y, lr)` or `env.step(action)` alone does not make a torch training loop."""
+    if not any(q == "torch" or q.startswith("torch.") for q in ctx.facts.aliases.values()):
+        return False
+    for n in ast.walk(loop):
+        if not isinstance(n, ast.Call):
+            continue
+        func = n.func
+        if isinstance(func, ast.Attribute):
+            if func.attr == "backward" and len(n.args) <= 1:
+                return True
+            if func.attr == "step" and OPTIMIZER_NAME.search(_receiver_name(func.value)):
+                return True
+        if ctx.facts.qualname(func) in GRAD_CALLS:
+            return True
+    return False
+
+
+def _receiver_name(expr) -> str:
+    while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
+        if isinstance(expr, ast.Attribute):
+            return expr.attr
+        expr = expr.value if isinstance(expr, ast.Subscript) else expr.func
+    return expr.id if isinstance(expr, ast.Name) else ""
+
+
+def _reset_inside(key: str, acc, loop, ctx) -> bool:
+    """A plain assignment to the accumulator anywhere in the loop (a periodic reset counts: the
+    kept graphs are then bounded by the reset interval)."""
+    shape = _shape(acc)
+    for stmt in ast.walk(loop):
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
             stmt, ast.AnnAssign) else []
         for t in targets:
             for elt in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
-                if dotted(elt) in texts or ctx.text(elt) in texts:
+                if dotted(elt) == key or _shape(elt) == shape:
                     return True
     return False
+
+
+def _shape(expr) -> str:
+    """The expression's structure without positions or load/store context: `stats[k]` either side."""
+    return ast.dump(expr, annotate_fields=False).replace("Store()", "Load()")
 
 
 def _elements(expr):

@@ -13,7 +13,8 @@ teacher copies, `deepcopy` in checkpoint and tuning code) raises "Only Tensors c
 the user (graph leaves) support the deepcopy protocol at the moment."
 
 Not flagged: values stored under `torch.no_grad()`, `.detach()`ed or converted (`.item()`,
-`.cpu().numpy()`), inputs that were never computed from the module's parameters, and stores outside
+`.cpu().numpy()`), hook handles, inputs that were never computed from the module's parameters,
+results of helper functions the file does not show to return tensors, and stores outside
 `forward` / hooks (`__init__`, training code).
 
 ## Example
@@ -32,6 +33,11 @@ def forward(self, x):
 ## Fix safety
 Unsafe: the fix appends `.detach()` to the stored value. Code that backpropagates through the stored
 attribute (an auxiliary loss computed from it later) would lose that gradient.
+
+## Known problems
+A hook is recognised by its function name (containing `hook`), not by following
+`register_forward_hook(...)`. Designs that keep activations on purpose (class-activation maps,
+deep-supervision heads) are reported too: the deepcopy hazard is real there, the fix may not be wanted.
 
 ## References
 - pytorch/pytorch#54580 (a module stored an activation in forward; deepcopy failed)
@@ -116,16 +122,15 @@ def _from_graph(expr, ctx, hook, methods, depth) -> bool:
         return False
     if isinstance(expr, ast.Call):
         func = expr.func
-        if isinstance(func, ast.Attribute):
-            if func.attr in GRAPH_FREE:
-                return False
-            if isinstance(func.value, ast.Name) and func.value.id == "self":
-                return func.attr not in methods  # a submodule call
-        if isinstance(func, ast.Name) and func.id in ("float", "int", "len", "bool", "str"):
-            return False
-        parts = ([func.value] if isinstance(func, ast.Attribute) else []) + list(expr.args) + [
-            k.value for k in expr.keywords]
-        return any(_from_graph(p, ctx, hook, methods, depth + 1) for p in parts)
+        q = ctx.facts.qualname(func) or ""
+        if q.startswith("torch."):  # torch.softmax(...), F.relu(...): attached through their inputs
+            parts = list(expr.args) + [k.value for k in expr.keywords]
+            return any(_from_graph(p, ctx, hook, methods, depth + 1) for p in parts)
+        if not isinstance(func, ast.Attribute) or func.attr in GRAPH_FREE or func.attr.startswith("register_"):
+            return False  # helpers of unknown return (parse_shape(out)), handles, numbers
+        if isinstance(func.value, ast.Name) and func.value.id == "self":
+            return func.attr not in methods  # a submodule call
+        return _from_graph(func.value, ctx, hook, methods, depth + 1)  # a tensor method: out.view(...)
     if isinstance(expr, ast.Name):
         b = ctx.frame.scope.binding_before(expr.id, ctx.pos)
         if b is None or b.grad_off:

@@ -157,3 +157,14 @@ def test_ten901_ignores_hook_handles_shapes_and_helpers():
             return out
     """
     assert [(f.code, f.line) for f in findings(source, "TEN901")] == [("TEN901", 14)]  # only `self.kept`
+
+
+def test_ten902_torch_clone_form_detaches_the_argument():
+    source = textwrap.dedent("""
+    import torch
+
+    def momentum(grad):
+        return torch.clone(grad * 2).detach()
+    """)
+    (finding,) = findings(source, "TEN902")
+    assert "return torch.clone((grad * 2).detach())\n" in apply_edits(source, finding.fix.edits)

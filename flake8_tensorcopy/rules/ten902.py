@@ -54,8 +54,15 @@ def check(node, ctx):
     clone = func.value
     if not (isinstance(clone, ast.Call) and isinstance(clone.func, ast.Attribute) and clone.func.attr == "clone"):
         return
-    fix = Fix((before_method(ctx, clone.func, "detach()."), _drop_detach(node, clone, ctx)), FIX)
-    recv = clone.func.value
+    if ctx.qualname(clone.func) == "torch.clone":  # torch.clone(x).detach() -> torch.clone(x.detach())
+        if not clone.args or isinstance(clone.args[0], ast.Starred):
+            return
+        recv = clone.args[0]
+        detach_first = ctx.edit(recv, as_receiver(ctx.text(recv), recv) + ".detach()")
+    else:
+        recv = clone.func.value
+        detach_first = before_method(ctx, clone.func, "detach().")
+    fix = Fix((detach_first, _drop_detach(node, clone, ctx)), FIX)
     yield ctx.finding(node, fix, recv=as_receiver(" ".join(ctx.text(recv).split()), recv))
 
 

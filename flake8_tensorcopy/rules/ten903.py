@@ -4,7 +4,8 @@
 Flags every use of `.data` on an expression the file shows to be a tensor or parameter (opt-in: enable
 with `--extend-select TEN903`): reads such as `out.data.max(1)`, writes through it such as
 `p.data.mul_(0.5)`, and assignments such as `p.data = new`. `.data` of datasets, buffers, graphs and
-other objects without tensor evidence is left alone.
+other objects without tensor evidence is left alone (an `isinstance(x, torch.Tensor)` check alone
+does not count: wrappers are unwrapped with `.data` in the branch where `x` is not a tensor).
 
 ## Why is this bad?
 `.data` shares storage with the tensor but not its version counter, so autograd cannot see a write
@@ -41,7 +42,9 @@ relying on that silence changes behaviour. Assignments (`p.data = new`) get no f
 from __future__ import annotations
 
 import ast
+import dataclasses
 
+from ..context import Context
 from ..evidence import TENSORISH
 from ..model import FixSafety
 from .edits import as_receiver
@@ -77,7 +80,10 @@ def check(node, ctx):
 def _is_tensor(expr, ctx) -> bool:
     if isinstance(expr, ast.Attribute) and expr.attr in ("weight", "bias", "grad"):
         return True
-    if ctx.kind(expr) in TENSORISH:
+    # isinstance guards are not trusted here: `x.data` is how non-tensor wrappers (`Vector3 | Tensor`,
+    # TensorDict-likes) are unwrapped in the branch where x is *not* a tensor.
+    unguarded = Context(ctx.facts, dataclasses.replace(ctx.frame, guards=frozenset()), ctx.node, ctx.spec)
+    if unguarded.kind(expr) in TENSORISH:
         return True
     if isinstance(expr, ast.Name):  # for name, p in model.named_parameters()
         b = ctx.frame.scope.binding_before(expr.id, ctx.pos)

@@ -168,3 +168,15 @@ def test_ten902_torch_clone_form_detaches_the_argument():
     """)
     (finding,) = findings(source, "TEN902")
     assert "return torch.clone((grad * 2).detach())\n" in apply_edits(source, finding.fix.edits)
+
+
+def test_ten903_fix_rewrites_only_the_attribute():
+    source = textwrap.dedent("""
+    import torch
+
+    def total(x: torch.Tensor, y: torch.Tensor):
+        return (x + y).data.sum()
+    """)
+    (finding,) = findings(source, "TEN903")
+    assert "return (x + y).detach().sum()\n" in apply_edits(source, finding.fix.edits)
+    assert "use (x + y).detach()" in finding.message

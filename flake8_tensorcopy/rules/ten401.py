@@ -49,7 +49,10 @@ backpropagate through it in a way this rule cannot see would depend on.
 The training loop, attachment and reset are judged inside one function: an accumulator filled in a
 `training_step` method and cleared in another hook (`self.outputs.append(loss)`) is not seen. Any reset
 inside the loop, also a periodic one (`if i % 100 == 0: running = 0`), silences the rule, although the
-graphs of up to that many steps are still kept.
+graphs of up to that many steps are still kept. A loss is only known to be attached from the file's
+evidence: `loss, acc = step(batch)` or `loss = obj.neglog_likelihood(x)` without a `.backward()` on
+`loss` is not, and a helper `compute_loss(...)` is trusted to return a number only when its definition
+in the same file shows it.
 
 ## References
 - PyTorch FAQ, "My model reports cuda runtime error(2): out of memory": "Don't accumulate history

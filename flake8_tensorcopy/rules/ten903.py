@@ -46,7 +46,7 @@ import dataclasses
 
 from ..context import Context
 from ..evidence import TENSORISH
-from ..model import FixSafety
+from ..model import Edit, Fix, FixSafety
 from .edits import as_receiver
 
 CODE = "TEN903"
@@ -67,9 +67,10 @@ def check(node, ctx):
     if node.attr != "data" or not _is_tensor(node.value, ctx):
         return
     recv = node.value
-    shown = as_receiver(" ".join(ctx.text(recv).split()), recv)
+    shown = as_receiver(ast.unparse(recv), recv)  # not the source text: slicing it is O(file) per call
     if isinstance(node.ctx, ast.Load):
-        fix = ctx.replace(node, as_receiver(ctx.text(recv), recv) + ".detach()", FIX)
+        line, end = ctx.char_pos(node.end_lineno, node.end_col_offset)
+        fix = Fix((Edit((line, end - len("data")), (line, end), "detach()"),), FIX)  # `.data` -> `.detach()`
         use = f"use {shown}.detach() (or torch.no_grad() for an update)"
         yield ctx.finding(node, fix, recv=shown, use=use)
     else:

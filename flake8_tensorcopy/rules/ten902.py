@@ -40,7 +40,7 @@ NAME = "clone-then-detach"
 MESSAGE = ("'{recv}.clone().detach()' records a CloneBackward0 node only to drop it; "
            "write '{recv}.detach().clone()' (same result)")
 FIX = FixSafety.SAFE
-TRIGGER = r"\.clone\((?:[^()]|\([^()]*\))*\)(?:\s|#[^\n]*)*\.\s*detach\("
+TRIGGER = r"\.clone\((?:[^()]|\([^()]*\))*\)(?:\s|#[^\n]*\n)*\.\s*detach\("  # one way to match
 NODES = (ast.Call,)
 CLAIM = ("t.clone().detach() and t.detach().clone() give equal values and a detached leaf; the "
          "clone-first order records a CloneBackward0 node on the way, detach-first records none.")

@@ -12,7 +12,8 @@ It also makes the module impossible to copy: after one forward, `copy.deepcopy(m
 teacher copies, `deepcopy` in checkpoint and tuning code) raises "Only Tensors created explicitly by
 the user (graph leaves) support the deepcopy protocol at the moment."
 
-Not flagged: values stored under `torch.no_grad()`, `.detach()`ed or converted (`.item()`,
+Not flagged: attributes read again later in the same function (a value passed along within the
+forward, whose graph is needed), values stored under `torch.no_grad()`, `.detach()`ed or converted (`.item()`,
 `.cpu().numpy()`), hook handles, inputs that were never computed from the module's parameters,
 results of helper functions the file does not show to return tensors, and stores outside
 `forward` / hooks (`__init__`, training code).
@@ -49,6 +50,7 @@ import ast
 import re
 
 from ..evidence import _is_module_class
+from ..facts import dotted
 from ..model import Fix, FixSafety
 from .edits import as_receiver
 
@@ -68,6 +70,11 @@ HOOK_OUTPUT_ARGS = frozenset({"out", "output", "outputs", "inp", "input", "input
 GRAPH_FREE = frozenset({"detach", "item", "tolist", "numpy", "size", "dim", "numel", "argmax", "argmin",
                         "long", "int", "bool", "nonzero", "eq", "ne", "gt", "lt", "ge", "le"})
 NOT_TENSOR_ATTRS = frozenset({"shape", "dtype", "device", "grad", "data", "ndim", "is_cuda", "requires_grad"})
+NEW_TENSOR_OR_NO_GRAD = re.compile(
+    r"_like$|^(zeros|ones|empty|full|rand|randn|randint|randperm|arange|linspace|logspace|eye|tensor|"
+    r"as_tensor|from_numpy|argmax|argmin|argsort|isnan|isinf|isfinite|eq|ne|lt|le|gt|ge|equal|"
+    r"is_tensor|bucketize|searchsorted|nonzero|numel)$"
+)
 MAX_DEPTH = 8
 
 
@@ -81,7 +88,8 @@ def check(node, ctx):
         return
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     methods = _class_methods(ctx.frame.cls)
-    stored = [(t, v) for t in targets for t, v in _pairs(t, node.value) if _on_self(t)]
+    stored = [(t, v) for t in targets for t, v in _pairs(t, node.value) if _on_self(t)
+              and not _read_later(t, func, node)]
     attached = [(t, v) for t, v in stored if _from_graph(v, ctx, hook, methods, 0)]
     if not attached:
         return
@@ -104,6 +112,16 @@ def _pairs(target, value):
     return [(target, value)]
 
 
+def _read_later(target, func, node) -> bool:
+    """`self.w_int = quant(self.weight)` then `F.linear(x, self.w_int)`: the attribute carries the value
+    within this forward, where its graph is needed; only a value left behind for later is a finding."""
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    key, after = dotted(target), (node.end_lineno, node.end_col_offset)
+    return any(isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and dotted(n) == key
+               and (n.lineno, n.col_offset) >= after for n in ast.walk(func))
+
+
 def _on_self(target) -> bool:
     while isinstance(target, ast.Subscript):
         target = target.value
@@ -124,12 +142,16 @@ def _from_graph(expr, ctx, hook, methods, depth) -> bool:
         func = expr.func
         q = ctx.facts.qualname(func) or ""
         if q.startswith("torch."):  # torch.softmax(...), F.relu(...): attached through their inputs
+            if NEW_TENSOR_OR_NO_GRAD.search(q.rsplit(".", 1)[-1]):
+                return False  # torch.ones_like(out), torch.argmax(out): no graph
             parts = list(expr.args) + [k.value for k in expr.keywords]
             return any(_from_graph(p, ctx, hook, methods, depth + 1) for p in parts)
         if not isinstance(func, ast.Attribute) or func.attr in GRAPH_FREE or func.attr.startswith("register_"):
             return False  # helpers of unknown return (parse_shape(out)), handles, numbers
         if isinstance(func.value, ast.Name) and func.value.id == "self":
-            return func.attr not in methods  # a submodule call
+            # a submodule call; a method of a plain (hook-owning) class may return anything
+            return (func.attr not in methods and ctx.frame.cls is not None
+                    and _is_module_class(ctx.frame.cls, ctx))
         return _from_graph(func.value, ctx, hook, methods, depth + 1)  # a tensor method: out.view(...)
     if isinstance(expr, ast.Name):
         b = ctx.frame.scope.binding_before(expr.id, ctx.pos)

@@ -180,3 +180,21 @@ def test_ten903_fix_rewrites_only_the_attribute():
     (finding,) = findings(source, "TEN903")
     assert "return (x + y).detach().sum()\n" in apply_edits(source, finding.fix.edits)
     assert "use (x + y).detach()" in finding.message
+
+
+def test_ten901_values_passed_along_or_without_graph_are_not_kept_state():
+    source = """
+    import torch
+    from torch import nn
+
+    class Quant(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(2, 2)
+
+        def forward(self, x):
+            self.w_int = self.proj(x)
+            self.mask = torch.ones_like(self.proj(x))
+            return x * self.w_int
+    """
+    assert not findings(source, "TEN901")

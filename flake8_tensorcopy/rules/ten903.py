@@ -45,7 +45,7 @@ import ast
 import dataclasses
 
 from ..context import Context
-from ..evidence import TENSORISH
+from ..evidence import SURE_TENSOR
 from ..model import Edit, Fix, FixSafety
 from .edits import as_receiver
 
@@ -84,7 +84,7 @@ def _is_tensor(expr, ctx) -> bool:
     # isinstance guards are not trusted here: `x.data` is how non-tensor wrappers (`Vector3 | Tensor`,
     # TensorDict-likes) are unwrapped in the branch where x is *not* a tensor.
     unguarded = Context(ctx.facts, dataclasses.replace(ctx.frame, guards=frozenset()), ctx.node, ctx.spec)
-    if unguarded.kind(expr) in TENSORISH:
+    if unguarded.kind(expr) in SURE_TENSOR:  # `.clone()` alone is not enough: Boxes-like wrappers have it
         return True
     if isinstance(expr, ast.Name):  # for name, p in model.named_parameters()
         b = ctx.frame.scope.binding_before(expr.id, ctx.pos)

@@ -34,6 +34,11 @@ overlaps a pending backward, which then raises instead of silently using the cha
 relying on that silence changes behaviour. Assignments (`p.data = new`) get no fix: the replacement
 (`with torch.no_grad(): p.copy_(new)`, or rebinding the parameter) depends on whether the shape changes.
 
+## Known problems
+Tensor evidence is the file's: an argument annotated `torch.Tensor` is taken as a tensor even inside an
+`isinstance(x, SomeWrapper)` branch where it is not. Writes through `.data` that TEN102 reports as a
+bug are reported here too (as modernisation); the two codes can both appear on one line.
+
 ## References
 - PyTorch 0.4 migration guide, "What about .data?": "any changes on x.detach() are tracked by
   autograd ... x.data ... changes will not be tracked"

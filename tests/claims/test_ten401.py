@@ -3,7 +3,6 @@
 backward); the fixed accumulators (.item() / .detach()) keep neither."""
 import gc
 
-import torch
 
 from fixture_tools import cases, load
 

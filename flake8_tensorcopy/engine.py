@@ -50,11 +50,15 @@ def could_fire(source: str, rules: Sequence[RuleSpec]) -> list[RuleSpec]:
 
 
 def hot_lines(source: str, tree: ast.Module, rules: Sequence[RuleSpec]) -> Optional[list[int]]:
-    """Sorted line numbers where the rules' trigger texts start, or None to walk everything: when a
-    trigger is an import (`from copy import deepcopy as dc`), the calls can be anywhere."""
+    """Sorted line numbers where the rules' HOT texts (default: TRIGGER) start, or None to walk
+    everything: when a match is an import (`from copy import deepcopy as dc`), the calls can be
+    anywhere, and an empty match is a file-level condition."""
     if "\r" in source:
         return None  # lone CR line ends: counting "\n" would misplace lines; rare, walk it all
-    starts = sorted({m.start() for r in rules for m in r.trigger.finditer(source)})
+    matches = [m for r in rules for m in (r.hot or r.trigger).finditer(source)]
+    if any(m.start() == m.end() for m in matches):
+        return None  # a file-level condition, not a place
+    starts = sorted({m.start() for m in matches})
     found, line, last = [], 1, 0
     for offset in starts:
         line += source.count("\n", last, offset)

@@ -61,6 +61,7 @@ class RuleSpec:
     trigger: re.Pattern
     claim: str
     doc: str
+    hot: Optional[re.Pattern] = None  # where findings can be; defaults to `trigger`
     fix_safety: FixSafety = FixSafety.NONE
     default_on: bool = True
     summary: str = ""

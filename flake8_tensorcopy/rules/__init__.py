@@ -19,6 +19,7 @@ def spec_from_module(module: ModuleType) -> RuleSpec:
         trigger=re.compile(module.TRIGGER) if isinstance(module.TRIGGER, str) else module.TRIGGER,
         claim=module.CLAIM,
         doc=doc,
+        hot=re.compile(getattr(module, "HOT", module.TRIGGER)),
         fix_safety=getattr(module, "FIX", FixSafety.NONE),
         default_on=getattr(module, "DEFAULT_ON", True),
         summary=summary,
@@ -35,6 +36,10 @@ from . import (  # noqa: E402  (after spec_from_module, which they do not need)
     ten203,
     ten204,
     ten301,
+    ten401,
+    ten901,
+    ten902,
+    ten903,
 )
 
 RULES: tuple[RuleSpec, ...] = tuple(
@@ -49,6 +54,10 @@ RULES: tuple[RuleSpec, ...] = tuple(
         ten203,
         ten204,
         ten301,
+        ten401,
+        ten901,
+        ten902,
+        ten903,
     )
 )
 BY_CODE = {r.code: r for r in RULES}

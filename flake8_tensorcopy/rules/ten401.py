@@ -1,0 +1,330 @@
+"""A graph-attached loss accumulated across a training loop.
+
+## What it does
+Flags `total += loss`, `stats[k] += loss`, `losses.append(loss)` and `history.append({"loss": loss})`
+inside a training loop (a loop that calls `loss.backward()`, `accelerator.backward(loss)`,
+`torch.autograd.grad(...)` or `optimizer.step()`) when `loss` is attached to the
+autograd graph (a loss, a model output, anything computed from them), the accumulator was bound
+before the loop and is not reset inside it, the code is not under
+`torch.no_grad()`, and the accumulator is never backpropagated (directly, or through `sum(...)` /
+`torch.stack(...)` or a name built from it).
+
+## Why is this bad?
+Every accumulated tensor keeps its step's autograd graph reachable: with no backward through it the
+saved activations of every step stay alive, and after a per-step `backward()` the chain of graph nodes
+still grows with every step. Memory grows with the number of steps until the accumulator is dropped
+(the PyTorch FAQ's "Don't accumulate history across your training loop").
+
+Not flagged: `loss.item()`, `float(loss)` and helpers whose returns are numbers; `loss.detach()`;
+accumulators reset inside the loop; accumulators that are backpropagated (`total_loss.backward()`,
+`torch.stack(losses).sum().backward()`) or returned from a loop that does not itself call `backward()`
+(a loss built over several pieces); code under `torch.no_grad()`. `history.append(loss.clone())` is
+TEN203's finding (a kept clone), not this rule's.
+
+## Example
+```python
+total = 0.0
+for x, y in loader:
+    loss = criterion(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    total += loss            # total keeps every step's graph
+    history.append(loss)     # so does every list entry
+```
+
+## Use instead
+```python
+    total += loss.item()          # a number
+    history.append(loss.detach())  # a tensor without the graph
+```
+
+## Fix safety
+Unsafe: the fix appends `.item()` to the accumulated value when the accumulator starts as a number,
+and `.detach()` otherwise (lists, dicts, tensor accumulators). `.item()` raises on a tensor with more
+than one element, and either form stops gradients through the accumulator, which code that does
+backpropagate through it in a way this rule cannot see would depend on.
+
+## Known problems
+The training loop, attachment and reset are judged inside one function: an accumulator filled in a
+`training_step` method and cleared in another hook (`self.outputs.append(loss)`) is not seen. Any reset
+inside the loop, also a periodic one (`if i % 100 == 0: running = 0`), silences the rule, although the
+graphs of up to that many steps are still kept. A loss is only known to be attached from the file's
+evidence: `loss, acc = step(batch)` or `loss = obj.neglog_likelihood(x)` without a `.backward()` on
+`loss` is not, and a helper `compute_loss(...)` is trusted to return a number only when its definition
+in the same file shows it.
+
+## References
+- PyTorch FAQ, "My model reports cuda runtime error(2): out of memory": "Don't accumulate history
+  across your training loop"
+- torch.Tensor.item: "Returns the value of this tensor as a standard Python number."
+"""
+from __future__ import annotations
+
+import ast
+import re
+import weakref
+
+from ..facts import dotted, pos_of
+from ..model import Fix, FixSafety
+from .edits import as_receiver
+from .ten203 import _kept_clones
+
+CODE = "TEN401"
+NAME = "loss-accumulated-with-graph"
+MESSAGE = ("'{value}' is accumulated into '{acc}' with its autograd graph: every step's graph stays "
+           "alive across the loop; accumulate {use}")
+FIX = FixSafety.UNSAFE
+TRIGGER = r"(?s)\A(?=.*\.(?:backward|step)\()(?=.*(?:\+=|\.(?:append|insert|appendleft)\())"
+HOT = r"\+=|\.(?:append|insert|appendleft)\("  # where findings are
+NODES = (ast.AugAssign, ast.Expr)
+CLAIM = ("A graph-attached loss accumulated across a loop keeps every step's graph reachable: without "
+         "a backward through it, each step's saved activations stay alive (weak references to them "
+         "survive), and after a per-step backward the accumulator's chain of graph nodes grows with every "
+         "step; accumulating loss.item() or loss.detach() keeps neither.")
+APPENDERS = {"append": 0, "appendleft": 0, "insert": 1}
+NUMBER_CALLS = frozenset({"float", "int", "round", "len", "bool"})
+GRAPH_FREE_METHODS = frozenset({"item", "tolist", "numpy", "detach", "__len__", "size", "numel", "dim"})
+OPTIMIZER_NAME = re.compile(r"optim|^opt(_|$)|^(sgd|adam\w*)$", re.IGNORECASE)
+GRAD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
+_loss_keys_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def check(node, ctx):
+    if ctx.frame.grad_disabled or not ctx.frame.loops:
+        return
+    if isinstance(node, ast.AugAssign):
+        if not isinstance(node.op, ast.Add):
+            return
+        acc, values = node.target, [node.value]
+    else:
+        call = node.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr in APPENDERS and not call.keywords):
+            return
+        acc, values = call.func.value, call.args[APPENDERS[call.func.attr]:][:1]
+    key = _root_key(acc)
+    if key is None or not values:
+        return
+    loop = _outlived_training_loop(key, acc, ctx)
+    if loop is None or _flows_into_loss(key, loop, ctx):
+        return
+    attached = [v for v in _elements(values[0]) if _carries_graph(v, ctx)]
+    if not attached:
+        return
+    numeric = isinstance(node, ast.AugAssign) and _starts_numeric(key, acc, ctx)
+    suffix = ".item()" if numeric else ".detach()"
+    fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + suffix) for v in attached), FIX)
+    shown = ctx.text(attached[0])
+    use = f"{as_receiver(shown, attached[0])}{suffix}" + (" (a number)" if numeric else " (no graph)")
+    yield ctx.finding(node, fix, value=shown, acc=ctx.text(acc), use=use)
+
+
+def _root_key(acc):
+    """'total', 'stats' for stats[k], 'self.history' for self.history[k]; None for calls."""
+    while isinstance(acc, ast.Subscript):
+        acc = acc.value
+    return dotted(acc)
+
+
+def _outlived_training_loop(key: str, acc, ctx):
+    """The innermost training loop whose iterations the accumulator outlives, or None."""
+    scope = ctx.frame.scope
+    origin = scope.origin(key, ctx.pos) if "." not in key else None
+    for loop in reversed(ctx.frame.loops):
+        if _reset_inside(key, acc, loop, ctx):
+            return None
+        if origin is not None and origin.pos >= pos_of(loop):
+            continue  # bound inside this loop: it may still outlive an inner one only
+        if id(loop) in ctx.facts.training_loops and _torch_training(loop, ctx):
+            return loop
+    return None
+
+
+def _torch_training(loop, ctx) -> bool:
+    """The loop backpropagates or steps an optimizer the torch way: `loss.backward()`,
+    `accelerator.backward(loss)`, `torch.autograd.grad(...)`, `optimizer.step()`; a hand-written
+    `model.backward(out, y, lr)` or `env.step(action)` alone does not make a torch training loop."""
+    if not any(q == "torch" or q.startswith("torch.") for q in ctx.facts.aliases.values()):
+        return False
+    for n in ast.walk(loop):
+        if not isinstance(n, ast.Call):
+            continue
+        func = n.func
+        if isinstance(func, ast.Attribute):
+            if func.attr == "backward" and len(n.args) <= 1:
+                return True
+            if func.attr == "step" and OPTIMIZER_NAME.search(_receiver_name(func.value)):
+                return True
+        if ctx.facts.qualname(func) in GRAD_CALLS:
+            return True
+    return False
+
+
+def _receiver_name(expr) -> str:
+    while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
+        if isinstance(expr, ast.Attribute):
+            return expr.attr
+        expr = expr.value if isinstance(expr, ast.Subscript) else expr.func
+    return expr.id if isinstance(expr, ast.Name) else ""
+
+
+def _reset_inside(key: str, acc, loop, ctx) -> bool:
+    """A plain assignment to the accumulator anywhere in the loop (a periodic reset counts: the
+    kept graphs are then bounded by the reset interval)."""
+    shape = _shape(acc)
+    for stmt in ast.walk(loop):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
+            stmt, ast.AnnAssign) else []
+        for t in targets:
+            for elt in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
+                if dotted(elt) == key or _shape(elt) == shape:
+                    return True
+    return False
+
+
+def _shape(expr) -> str:
+    """The expression's structure without positions or load/store context: `stats[k]` either side."""
+    return ast.dump(expr, annotate_fields=False).replace("Store()", "Load()")
+
+
+def _elements(expr):
+    """The values an appended expression stores: dict / list / tuple entries, else itself;
+    kept clones are TEN203's finding."""
+    if isinstance(expr, ast.Dict):
+        items = list(expr.values)
+    elif isinstance(expr, (ast.List, ast.Tuple)):
+        items = list(expr.elts)
+    else:
+        items = [expr]
+    return [e for e in items if not list(_kept_clones(e))]
+
+
+def _carries_graph(expr, ctx) -> bool:
+    if _graph_free(expr, ctx, 0):
+        return False
+    return ctx.attached(expr)
+
+
+def _graph_free(expr, ctx, depth) -> bool:
+    """Already a Python number or detached: .item(), float(...), a local helper returning numbers."""
+    if depth > 6:
+        return False
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, ast.Name):
+        b = ctx.frame.scope.binding_before(expr.id, ctx.pos)
+        return b is not None and b.kind in ("assign", "annassign") and b.value is not None and _graph_free(
+            b.value, ctx, depth + 1)
+    if isinstance(expr, ast.BinOp):
+        return _graph_free(expr.left, ctx, depth + 1) and _graph_free(expr.right, ctx, depth + 1)
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        if isinstance(func, ast.Name) and func.id in NUMBER_CALLS and func.id not in ctx.frame.scope.bindings:
+            return True
+        if isinstance(func, ast.Attribute) and func.attr in GRAPH_FREE_METHODS:
+            return True
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        return bool(name) and _helper_returns_numbers(name, ctx)
+    return False
+
+
+def _helper_returns_numbers(name: str, ctx) -> bool:
+    defs = [n for n in ast.walk(ctx.facts.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.name == name]
+    returns = [r.value for d in defs for r in ast.walk(d) if isinstance(r, ast.Return) and r.value is not None]
+    return bool(returns) and all(_plain_number(r) for r in returns)
+
+
+def _plain_number(expr) -> bool:
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, (ast.Tuple, ast.List)):
+        return all(_plain_number(e) for e in expr.elts)
+    if isinstance(expr, ast.Dict):
+        return all(_plain_number(v) for v in expr.values)
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        return (isinstance(func, ast.Name) and func.id in ("float", "int")) or (
+            isinstance(func, ast.Attribute) and func.attr in ("item", "tolist"))
+    return False
+
+
+def _starts_numeric(key: str, acc, ctx) -> bool:
+    """`total = 0.0` for `total += ...`; `stats = {"loss": 0.0}` for `stats[k] += ...`."""
+    if "." in key:
+        return False
+    origin = ctx.frame.scope.origin(key, ctx.pos)
+    value = origin.value if origin is not None else None
+    if isinstance(acc, ast.Name):
+        return _number_literal(value)
+    return isinstance(acc, ast.Subscript) and isinstance(acc.value, ast.Name) and isinstance(
+        value, ast.Dict) and bool(value.values) and all(_number_literal(v) for v in value.values)
+
+
+def _number_literal(value) -> bool:
+    return isinstance(value, ast.Constant) and isinstance(value.value, (int, float)) and not isinstance(
+        value.value, bool)
+
+
+def _flows_into_loss(key: str, loop, ctx) -> bool:
+    """The accumulator is backpropagated (through any names built from it), or it is returned
+    from a loop that does not call backward() itself (a loss assembled over several pieces)."""
+    if key in _loss_keys(ctx.facts):
+        return True
+    if _calls_backward(loop):
+        return False
+    func = ctx.frame.func
+    body = func if func is not None else ctx.facts.tree
+    for n in ast.walk(body):
+        if isinstance(n, (ast.Return, ast.Yield)) and n.value is not None and key in _keys_in(n.value):
+            return True
+    return False
+
+
+def _loss_keys(facts) -> frozenset:
+    """Names and attribute paths that reach a backward() / autograd.grad call anywhere in the file."""
+    cached = _loss_keys_cache.get(facts)
+    if cached is not None:
+        return cached
+    keys, assigns = set(), []
+    for n in ast.walk(facts.tree):
+        if isinstance(n, ast.Call):
+            if isinstance(n.func, ast.Attribute) and n.func.attr == "backward":
+                keys |= _keys_in(n.func.value)
+                for a in list(n.args) + [k.value for k in n.keywords]:
+                    keys |= _keys_in(a)
+            elif facts.qualname(n.func) in GRAD_CALLS:
+                for a in list(n.args) + [k.value for k in n.keywords]:
+                    keys |= _keys_in(a)
+        elif isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            assigns.append((set().union(*(_keys_in(t) for t in targets)), _keys_in(n.value)))
+    changed = True
+    while changed:
+        changed = False
+        for targets, sources in assigns:
+            if targets & keys and not sources <= keys:
+                keys |= sources
+                changed = True
+    result = frozenset(keys)
+    _loss_keys_cache[facts] = result
+    return result
+
+
+def _keys_in(expr) -> set:
+    keys = set()
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Name):
+            keys.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            d = dotted(n)
+            if d:
+                keys.add(d)
+    return keys
+
+
+def _calls_backward(loop) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
+               for n in ast.walk(loop))
+

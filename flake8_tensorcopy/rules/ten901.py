@@ -1,0 +1,178 @@
+"""A module keeps a graph-attached tensor on `self` in `forward` or a hook.
+
+## What it does
+Flags `self.attn = attn` (also tuples, `self.cache[k] = v`) inside a module's `forward` (or a
+`forward_*` / `*_forward` helper) or inside a hook function, when the stored value is attached to the
+graph: the output of a submodule call (`self.proj(x)`), of a parameter, of a loss, a hook's `output`
+argument, or anything computed from them (opt-in: enable with `--extend-select TEN901`).
+
+## Why is this bad?
+The attribute holds the step's graph, and its saved activations, until the next forward replaces it.
+It also makes the module impossible to copy: after one forward, `copy.deepcopy(module)` (EMA models,
+teacher copies, `deepcopy` in checkpoint and tuning code) raises "Only Tensors created explicitly by
+the user (graph leaves) support the deepcopy protocol at the moment."
+
+Not flagged: attributes read again later in the same function (a value passed along within the
+forward, whose graph is needed), values stored under `torch.no_grad()`, `.detach()`ed or converted (`.item()`,
+`.cpu().numpy()`), hook handles, inputs that were never computed from the module's parameters,
+results of helper functions the file does not show to return tensors, and stores outside
+`forward` / hooks (`__init__`, training code).
+
+## Example
+```python
+def forward(self, x):
+    attn = torch.softmax(self.score(x), dim=-1)
+    self.attn = attn          # keeps the graph; deepcopy(model) now raises
+    return attn @ x
+```
+
+## Use instead
+```python
+    self.attn = attn.detach()
+```
+
+## Fix safety
+Unsafe: the fix appends `.detach()` to the stored value. Code that backpropagates through the stored
+attribute (an auxiliary loss computed from it later) would lose that gradient.
+
+## Known problems
+A hook is recognised by its function name (containing `hook`), not by following
+`register_forward_hook(...)`. Designs that keep activations on purpose (class-activation maps,
+deep-supervision heads) are reported too: the deepcopy hazard is real there, the fix may not be wanted.
+
+## References
+- pytorch/pytorch#54580 (a module stored an activation in forward; deepcopy failed)
+- torch.Tensor.detach
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from ..evidence import _is_module_class
+from ..facts import dotted
+from ..model import Fix, FixSafety
+from .edits import as_receiver
+
+CODE = "TEN901"
+NAME = "graph-stored-on-module"
+MESSAGE = ("'{target}' keeps '{value}' with its autograd graph on the object after {func}(): the graph "
+           "stays alive and copy.deepcopy raises; store {value}.detach()")
+FIX = FixSafety.UNSAFE
+TRIGGER = r"(?s)\A(?=.*(?:forward|hook))(?=.*self\.\w+(?:\[[^\]\n]*\])?\s*(?::[^=\n]*)?=[^=])"
+HOT = r"self\.\w+(?:\[[^\]\n]*\])?\s*(?::[^=\n]*)?=[^=]"  # where findings are
+NODES = (ast.Assign, ast.AnnAssign)
+CLAIM = ("A tensor computed from a module's parameters and stored on the module in forward keeps its "
+         "graph: copy.deepcopy(module) then raises 'Only Tensors created explicitly by the user (graph "
+         "leaves) support the deepcopy protocol'; storing .detach() lets it copy.")
+DEFAULT_ON = False
+FORWARD_NAME = re.compile(r"^_*forward(_\w+)?$|^\w+_forward$")
+HOOK_OUTPUT_ARGS = frozenset({"out", "output", "outputs", "inp", "input", "inputs", "result"})
+GRAPH_FREE = frozenset({"detach", "item", "tolist", "numpy", "size", "dim", "numel", "argmax", "argmin",
+                        "long", "int", "bool", "nonzero", "eq", "ne", "gt", "lt", "ge", "le"})
+NOT_TENSOR_ATTRS = frozenset({"shape", "dtype", "device", "grad", "data", "ndim", "is_cuda", "requires_grad"})
+NEW_TENSOR_OR_NO_GRAD = re.compile(
+    r"_like$|^(zeros|ones|empty|full|rand|randn|randint|randperm|arange|linspace|logspace|eye|tensor|"
+    r"as_tensor|from_numpy|argmax|argmin|argsort|isnan|isinf|isfinite|eq|ne|lt|le|gt|ge|equal|"
+    r"is_tensor|bucketize|searchsorted|nonzero|numel)$"
+)
+MAX_DEPTH = 8
+
+
+def check(node, ctx):
+    func = ctx.frame.func
+    if ctx.frame.grad_disabled or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return
+    hook = "hook" in func.name.lower()
+    if not hook and not (FORWARD_NAME.match(func.name) and ctx.frame.cls is not None
+                         and _is_module_class(ctx.frame.cls, ctx)):
+        return
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    methods = _class_methods(ctx.frame.cls)
+    stored = [(t, v) for t in targets for t, v in _pairs(t, node.value) if _on_self(t)
+              and not _read_later(t, func, node)]
+    attached = [(t, v) for t, v in stored if _from_graph(v, ctx, hook, methods, 0)]
+    if not attached:
+        return
+    fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for _, v in attached), FIX)
+    target, value = attached[0]
+    shown = as_receiver(" ".join(ctx.text(value).split()), value)
+    yield ctx.finding(node, fix, target=ctx.text(target), value=shown, func=func.name)
+
+
+def _pairs(target, value):
+    """(target, value) pairs of `a, b = x, y`; a tuple stored whole gives one pair per element."""
+    if value is None:
+        return []
+    if isinstance(target, (ast.Tuple, ast.List)):
+        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+            return [p for t, v in zip(target.elts, value.elts) for p in _pairs(t, v)]
+        return []
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return [(target, v) for v in value.elts]
+    return [(target, value)]
+
+
+def _read_later(target, func, node) -> bool:
+    """`self.w_int = quant(self.weight)` then `F.linear(x, self.w_int)`: the attribute carries the value
+    within this forward, where its graph is needed; only a value left behind for later is a finding."""
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    key, after = dotted(target), (node.end_lineno, node.end_col_offset)
+    return any(isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and dotted(n) == key
+               and (n.lineno, n.col_offset) >= after for n in ast.walk(func))
+
+
+def _on_self(target) -> bool:
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+
+
+def _class_methods(cls) -> frozenset:
+    if cls is None:
+        return frozenset()
+    return frozenset(s.name for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+
+def _from_graph(expr, ctx, hook, methods, depth) -> bool:
+    """Computed from the module's parameters (or a hook's output) by the function's own code."""
+    if depth > MAX_DEPTH or expr is None:
+        return False
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        q = ctx.facts.qualname(func) or ""
+        if q.startswith("torch."):  # torch.softmax(...), F.relu(...): attached through their inputs
+            if NEW_TENSOR_OR_NO_GRAD.search(q.rsplit(".", 1)[-1]):
+                return False  # torch.ones_like(out), torch.argmax(out): no graph
+            parts = list(expr.args) + [k.value for k in expr.keywords]
+            return any(_from_graph(p, ctx, hook, methods, depth + 1) for p in parts)
+        if not isinstance(func, ast.Attribute) or func.attr in GRAPH_FREE or func.attr.startswith("register_"):
+            return False  # helpers of unknown return (parse_shape(out)), handles, numbers
+        if isinstance(func.value, ast.Name) and func.value.id == "self":
+            # a submodule call; a method of a plain (hook-owning) class may return anything
+            return (func.attr not in methods and ctx.frame.cls is not None
+                    and _is_module_class(ctx.frame.cls, ctx))
+        return _from_graph(func.value, ctx, hook, methods, depth + 1)  # a tensor method: out.view(...)
+    if isinstance(expr, ast.Name):
+        b = ctx.frame.scope.binding_before(expr.id, ctx.pos)
+        if b is None or b.grad_off:
+            return False
+        if b.kind == "arg":
+            return hook and expr.id in HOOK_OUTPUT_ARGS
+        if b.kind in ("assign", "annassign") and b.value is not None:
+            return _from_graph(b.value, ctx, hook, methods, depth + 1)
+        return False
+    if isinstance(expr, ast.Attribute):
+        if expr.attr in NOT_TENSOR_ATTRS:
+            return False
+        if isinstance(expr.value, ast.Name) and expr.value.id == "self":
+            return expr.attr in ("weight", "bias")
+        return expr.attr in ("weight", "bias") or _from_graph(expr.value, ctx, hook, methods, depth + 1)
+    if isinstance(expr, ast.Subscript):
+        return _from_graph(expr.value, ctx, hook, methods, depth + 1)
+    if isinstance(expr, ast.BinOp):
+        return any(_from_graph(e, ctx, hook, methods, depth + 1) for e in (expr.left, expr.right))
+    if isinstance(expr, ast.UnaryOp):
+        return _from_graph(expr.operand, ctx, hook, methods, depth + 1)
+    return False

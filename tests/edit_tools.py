@@ -1,0 +1,25 @@
+"""Applying a finding's fix edits to source text, the way the fixer will (used by rule tests)."""
+from __future__ import annotations
+
+from flake8_tensorcopy.engine import analyse
+
+
+def apply_edits(source: str, edits) -> str:
+    lines = source.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(pos):
+        return starts[pos[0] - 1] + pos[1]
+
+    out = source
+    for edit in sorted(edits, key=lambda e: offset(e.start), reverse=True):
+        out = out[: offset(edit.start)] + edit.text + out[offset(edit.end):]
+    return out
+
+
+def fix_all(source: str, rules) -> str:
+    """Every fix of every finding applied at once (fixes of one pass never overlap in the fixtures)."""
+    findings = analyse(source, "fixture.py", rules).findings
+    return apply_edits(source, [e for f in findings if f.fix for e in f.fix.edits])

@@ -1,0 +1,200 @@
+"""Rule tests for TEN401 and the opt-in TEN901/TEN902/TEN903: fixes, ownership, edge cases."""
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+from edit_tools import apply_edits, fix_all
+from fixture_tools import fixture_path
+from flake8_tensorcopy.engine import analyse
+from flake8_tensorcopy.rules import BY_CODE, RULES
+
+DEFAULT = [r for r in RULES if r.default_on]
+
+
+def findings(source: str, *codes: str):
+    rules = DEFAULT + [BY_CODE[c] for c in codes if not BY_CODE[c].default_on]
+    return analyse(textwrap.dedent(source), "case.py", rules).findings
+
+
+@pytest.mark.parametrize("code", ["TEN401", "TEN901", "TEN902", "TEN903"])
+def test_fixed_fixture_is_exactly_what_the_fixes_produce(code):
+    bad = fixture_path(code, "bad").read_text(encoding="utf-8")
+    rules = DEFAULT + ([BY_CODE[code]] if not BY_CODE[code].default_on else [])
+    produced = re.sub(r"  # expect: [^\n]*", "", fix_all(bad, rules))
+    assert produced == fixture_path(code, "fixed").read_text(encoding="utf-8")
+
+
+LOOP = """
+import torch
+
+def train(model, loader, optimizer, criterion):
+    history = []
+    total = 0.0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        {line}
+    return history, total
+"""
+
+
+def test_a_kept_clone_is_reported_once_by_ten203():
+    found = findings(LOOP.format(line="history.append(loss.clone())"))
+    assert [f.code for f in found] == ["TEN203"]
+
+
+@pytest.mark.parametrize("line, replaced", [
+    ("total += loss", "total += loss.item()"),
+    ("history.append(loss)", "history.append(loss.detach())"),
+    ("history.append((loss, 3))", "history.append((loss.detach(), 3))"),
+    ("history.append(loss * 2)", "history.append((loss * 2).detach())"),
+])
+def test_reports_and_fixes_accumulation(line, replaced):
+    source = textwrap.dedent(LOOP.format(line=line))
+    (finding,) = [f for f in findings(source) if f.code == "TEN401"]
+    assert finding.fix is not None and finding.fix.safety.value == "unsafe"
+    assert replaced in apply_edits(source, finding.fix.edits)
+
+
+@pytest.mark.parametrize("line", [
+    "total += loss.item()",
+    "history.append(loss.detach())",
+    "history.append(float(loss))",
+    "history.append({'loss': loss.item()})",
+    "total += x.shape[0]",
+])
+def test_numbers_and_detached_values_are_fine(line):
+    assert not [f for f in findings(LOOP.format(line=line)) if f.code == "TEN401"]
+
+
+def test_a_periodic_reset_silences_the_rule():
+    source = LOOP.format(line="total += loss\n        if total > 10:\n            total = 0.0")
+    assert not [f for f in findings(source) if f.code == "TEN401"]
+
+
+def test_needs_a_torch_training_loop():
+    hand_written = """
+    import torch
+
+    def train(model, loader, loss_fn, lr):
+        losses = []
+        for x, y in loader:
+            out = model.forward(x)
+            loss = loss_fn.cross_entropy_loss(out, y)
+            model.backward(out, y, lr)
+            losses.append(loss)
+        return losses
+    """
+    assert not findings(hand_written)
+    no_torch = LOOP.format(line="total += loss").replace("import torch", "import numpy as np")
+    assert not [f for f in findings(no_torch) if f.code == "TEN401"]
+
+
+def test_accumulator_in_an_outer_loop_outlives_the_inner_training_loop():
+    source = """
+    import torch
+
+    def train(model, loader, optimizer, criterion, epochs):
+        for epoch in range(epochs):
+            epoch_loss = 0
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                epoch_loss += loss
+            print(epoch_loss)
+    """
+    assert [f.code for f in findings(source)] == ["TEN401"]
+
+
+def test_ten903_assignment_is_reported_without_a_fix():
+    source = """
+    import torch
+
+    def shrink(layer):
+        layer.weight.data = torch.zeros(1)
+        return layer.weight.data.sum()
+    """
+    store, load = findings(source, "TEN903")
+    assert store.fix is None and "no_grad" in store.message
+    assert load.fix is not None and "layer.weight.detach()" in load.message
+
+
+def test_ten902_fix_keeps_a_comment_between_the_calls():
+    source = textwrap.dedent("""
+    def snapshot(y):
+        return (
+            y.clone()  # keep me
+            .detach()
+        )
+    """)
+    (finding,) = findings(source, "TEN902")
+    fixed = apply_edits(source, finding.fix.edits)
+    assert "y.detach().clone()  # keep me" in fixed and ".detach()\n" not in fixed.split("# keep me")[1]
+    assert finding.fix.safety.value == "safe"
+
+
+def test_ten901_ignores_hook_handles_shapes_and_helpers():
+    source = """
+    import torch
+    from torch import nn
+
+    class Probe(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(2, 2)
+
+        def forward(self, x):
+            out = self.proj(x)
+            self.handle = out.register_hook(print)
+            self.size = parse_shape(out)
+            self.kept = out.view(-1)
+            return out
+    """
+    assert [(f.code, f.line) for f in findings(source, "TEN901")] == [("TEN901", 14)]  # only `self.kept`
+
+
+def test_ten902_torch_clone_form_detaches_the_argument():
+    source = textwrap.dedent("""
+    import torch
+
+    def momentum(grad):
+        return torch.clone(grad * 2).detach()
+    """)
+    (finding,) = findings(source, "TEN902")
+    assert "return torch.clone((grad * 2).detach())\n" in apply_edits(source, finding.fix.edits)
+
+
+def test_ten903_fix_rewrites_only_the_attribute():
+    source = textwrap.dedent("""
+    import torch
+
+    def total(x: torch.Tensor, y: torch.Tensor):
+        return (x + y).data.sum()
+    """)
+    (finding,) = findings(source, "TEN903")
+    assert "return (x + y).detach().sum()\n" in apply_edits(source, finding.fix.edits)
+    assert "use (x + y).detach()" in finding.message
+
+
+def test_ten901_values_passed_along_or_without_graph_are_not_kept_state():
+    source = """
+    import torch
+    from torch import nn
+
+    class Quant(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(2, 2)
+
+        def forward(self, x):
+            self.w_int = self.proj(x)
+            self.mask = torch.ones_like(self.proj(x))
+            return x * self.w_int
+    """
+    assert not findings(source, "TEN901")

@@ -8,6 +8,7 @@ from typing import Iterator, Optional, Sequence
 
 from . import __version__
 from .engine import AnalysisError, analyse, select_rules, suppressed
+from .fixcmd import add_fix_parser
 from .rules import BY_CODE, RULES
 
 
@@ -87,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("code")
     explain.set_defaults(func=cmd_explain)
     sub.add_parser("rules", help="list the rules").set_defaults(func=cmd_rules)
+    add_fix_parser(sub)
     return parser
 
 

@@ -70,10 +70,16 @@ def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec]
             outcome.fixed = text
             outcome.remaining = findings
             return outcome
-        text, applied, imports = apply(text, todo)
+        fixed, applied, imports = apply(text, todo)
+        outcome.errors += [f"{f.code} fix at line {f.line} points outside the text" for f in todo if f not in applied
+                           and f.fix.edits and _stray(f, text)]
+        if fixed == text:  # nothing applicable changed the text: stop rather than spin
+            outcome.fixed, outcome.remaining = text, findings
+            return outcome
         if imports:
-            text = _with_imports(text, imports)
-        verify(text, filename)
+            fixed = _with_imports(fixed, imports)
+        verify(fixed, filename)
+        text = fixed
         outcome.applied.extend(applied)
     raise FixError(f"the fixes did not settle after {max_passes} passes (a bug in flake8-tensorcopy)")
 
@@ -119,6 +125,11 @@ def _with_imports(text: str, modules: set[str]) -> str:
     except Exception as exc:  # LibCST cannot parse every file ast can
         raise FixError(f"cannot add 'import {', '.join(sorted(modules))}' ({type(exc).__name__}); "
                        "left unchanged") from None
+
+
+def _stray(finding: Finding, text: str) -> bool:
+    starts, newline = _line_starts(text), _newline(text)
+    return any(_span(e, starts, text, newline) is None for e in finding.fix.edits)
 
 
 def _positions_reliable(finding: Finding, text: str) -> bool:

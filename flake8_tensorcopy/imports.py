@@ -99,7 +99,7 @@ def _sorted_place(body: list, start: int, end: int, name: str) -> tuple[int, boo
         elif run:
             break
     names = [n for _, n in run]
-    if name.split(".")[0] not in STDLIB or len(run) < 2 or names != sorted(names):
+    if name.split(".")[0] not in STDLIB or not run or names != sorted(names):
         return end, False
     for i, plain in run:
         if name.lower() < plain:

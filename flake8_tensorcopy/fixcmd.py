@@ -165,6 +165,8 @@ def _work(job: Job) -> Report:
         report.rule_errors = outcome.errors
         if outcome.changed:
             report.new = src.encode(outcome.fixed)
+        elif job.path != "-":  # nothing to write or diff: do not ship the text back to the main process
+            report.original, report.source, report.fixed = b"", "", ""
     except (fileio.FileError, AnalysisError, FixError) as exc:
         report.error = str(exc)
     except RecursionError:

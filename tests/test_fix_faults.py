@@ -131,3 +131,24 @@ def test_two_fixers_at_once(tmp_path):
         refused = [line for line in err.splitlines() if "not written" in line]
         assert all("changed since it was read" in line for line in refused)
         assert code == (2 if refused else 0)
+
+
+def test_ctrl_c_on_a_parallel_run(tmp_path):
+    """A real SIGINT once the first file is reported: each file is untouched or fully fixed."""
+    import signal
+
+    files = make(tmp_path, 120)
+    cmd = [sys.executable, "-m", "flake8_tensorcopy", "fix", "--unsafe-fixes", "-j", "2", str(tmp_path)]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = proc.stdout.readline()
+    proc.send_signal(signal.SIGINT)
+    rest, err = proc.communicate()
+    assert "[fixed, unsafe]" in first
+    contents = [f.read_text() for f in files]
+    assert set(contents) <= {BAD, FIXED} and leftovers(tmp_path) == []
+    if proc.returncode == 2:
+        written = contents.count(FIXED)
+        assert f"interrupted; {written} file(s) written are fully fixed, the others untouched" in err
+    else:  # the run was already over when the signal came
+        assert proc.returncode == 0 and contents.count(FIXED) == len(files)

@@ -104,7 +104,7 @@ def _reports(args, codes) -> Iterator[Report]:
         return
     with ProcessPoolExecutor(workers, initializer=_ignore_interrupts) as pool:
         try:
-            yield from pool.map(_work, jobs, chunksize=max(1, len(jobs) // (workers * 8)))
+            yield from pool.map(_work, jobs, chunksize=max(1, min(16, len(jobs) // (workers * 8))))
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise

@@ -1,8 +1,10 @@
 """Adding the imports a fix needs (`import copy`), once, with LibCST, touching nothing else.
 
 The new `import m` goes into the file's top import block: at its sorted place among the standard-library
-`import ...` lines when those are sorted, else after the block's last import; with no import block,
-after the module docstring and `from __future__` imports, followed by one blank line.
+`import ...` lines when those are sorted, else after the block's last import. A standard-library module
+in a block without standard-library imports opens a section of its own at the block's start (PEP 8
+order), set off by a blank line; so does the import of a file with no import block, after the module
+docstring and `from __future__` imports.
 """
 from __future__ import annotations
 
@@ -70,27 +72,27 @@ def _insert(body: list, name: str) -> None:
     end = start
     while end < len(body) and _is_import(body[end]):
         end += 1
-    if end == start:  # no import block: open one, separated from the code by a blank line
-        if start < len(body):
-            nxt = body[start]
-            lines = list(nxt.leading_lines)
-            blanks = 0
-            while blanks < len(lines) and lines[blanks].comment is None:
-                blanks += 1
-            new = new.with_changes(leading_lines=lines[:blanks])
-            body[start] = nxt.with_changes(leading_lines=[cst.EmptyLine()] + lines[blanks:])
-        body.insert(start, new)
-        return
-    at, before_member = _sorted_place(body, start, end, name)
-    if before_member:  # body[at] hands its leading lines (a section comment, say) to the new line
+    at, how = _place(body, start, end, name)
+    if how == "section" and at < len(body):  # a section of its own, set off by a blank line
+        lines = list(body[at].leading_lines)
+        blanks = 0
+        while blanks < len(lines) and lines[blanks].comment is None:
+            blanks += 1
+        new = new.with_changes(leading_lines=lines[:blanks])
+        body[at] = body[at].with_changes(leading_lines=[cst.EmptyLine()] + lines[blanks:])
+    elif how == "before":  # body[at] hands its leading lines (a section comment, say) to the new line
         new = new.with_changes(leading_lines=body[at].leading_lines)
         body[at] = body[at].with_changes(leading_lines=[])
     body.insert(at, new)
 
 
-def _sorted_place(body: list, start: int, end: int, name: str) -> tuple[int, bool]:
-    """Where `import name` goes: its sorted place in the first run of sorted standard-library
-    `import m` lines (and whether that is before a member of the run), else the block's end."""
+def _place(body: list, start: int, end: int, name: str) -> tuple[int, str]:
+    """Where `import name` goes in the import block body[start:end], and how: 'section' (no import
+    block, or a standard-library module where the block has none: PEP 8 puts that section first),
+    'before' (its sorted place in a sorted run of standard-library `import m` lines) or 'after'."""
+    stdlib = name.split(".")[0] in STDLIB
+    if end == start or (stdlib and not any(_is_stdlib_import(body[i]) for i in range(start, end))):
+        return start, "section"
     run = []
     for i in range(start, end):
         plain = _plain_import(body[i])
@@ -99,12 +101,25 @@ def _sorted_place(body: list, start: int, end: int, name: str) -> tuple[int, boo
         elif run:
             break
     names = [n for _, n in run]
-    if name.split(".")[0] not in STDLIB or not run or names != sorted(names):
-        return end, False
+    if not stdlib or not run or names != sorted(names):
+        return end, "after"
     for i, plain in run:
         if name.lower() < plain:
-            return i, True
-    return run[-1][0] + 1, False
+            return i, "before"
+    return run[-1][0] + 1, "after"
+
+
+def _is_stdlib_import(stmt) -> bool:
+    for small in stmt.body:
+        if isinstance(small, cst.Import):
+            names = [cst.helpers.get_full_name_for_node(a.name) or "" for a in small.names]
+        elif small.relative or small.module is None:
+            continue
+        else:
+            names = [cst.helpers.get_full_name_for_node(small.module) or ""]
+        if any(n.split(".")[0] in STDLIB for n in names):
+            return True
+    return False
 
 
 def _plain_import(stmt) -> Optional[str]:

@@ -119,3 +119,15 @@ def test_non_ascii_columns():
     source = "import copy\nimport torch\n\n\ndef f(t: torch.Tensor):\n    s = 'çà'; return copy.deepcopy(t)\n"
     out = fix_source(source, rules=[BY_CODE["TEN201"]], unsafe=True)
     assert out.fixed == source.replace("copy.deepcopy(t)", "t.detach().clone()")
+
+
+def test_stdlib_import_opens_its_own_section_before_third_party_imports():
+    source = "from __future__ import annotations\n\nimport torch\nfrom torch import nn\n\na = snapshot(x)\n"
+    out = fix_source(source, rules=[SNAPSHOT], unsafe=True)
+    assert out.fixed == ("from __future__ import annotations\n\nimport copy\n\nimport torch\nfrom torch import nn\n\n"
+                         "a = copy.deepcopy(x)\n")
+
+
+def test_import_opens_a_block_after_the_docstring():
+    out = fix_source('"""Doc."""\n\n# about a\na = snapshot(x)\n', rules=[SNAPSHOT], unsafe=True)
+    assert out.fixed == '"""Doc."""\n\nimport copy\n\n# about a\na = copy.deepcopy(x)\n'

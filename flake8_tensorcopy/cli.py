@@ -11,6 +11,7 @@ from .check import Options, run_check
 from .config import ConfigError, load_config_file
 from .formats import FORMATS
 from .rules import BY_CODE, RULES
+from .fixcmd import add_fix_parser  # noqa: I100  (the fix command keeps its options in its own module)
 
 
 def comma_list(text: str) -> list[str]:
@@ -81,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--show-source", action="store_true", help="print the line and a caret")
     check.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     check.set_defaults(func=cmd_check)
+    add_fix_parser(sub)
     explain = sub.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code")
     explain.set_defaults(func=cmd_explain)

@@ -1,0 +1,141 @@
+"""Reading a source file exactly as it is, and replacing it without ever losing data.
+
+A file is decoded the way Python decodes it (UTF-8 BOM, PEP 263 cookie) and encoded back the same way;
+newlines are never translated. A write goes to a temporary file in the same folder, is flushed to disk
+and renamed over the original, so a reader (or a crash) sees either the old or the new file, never a
+truncated one; the original's content is checked again just before the rename.
+"""
+from __future__ import annotations
+
+import codecs
+import io
+import os
+import stat
+import tempfile
+import tokenize
+from dataclasses import dataclass
+
+BOM = codecs.BOM_UTF8
+
+
+class FileError(Exception):
+    """A file left untouched; the message is one line, fit to show a user."""
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    data: bytes  # the bytes as read, to detect a change before writing
+    text: str  # decoded, BOM removed, newlines as in the file
+    encoding: str  # the codec to encode the text back with
+    bom: bool
+
+    def encode(self, text: str) -> bytes:
+        try:
+            body = text.encode(self.encoding)
+        except UnicodeEncodeError as exc:
+            raise FileError(f"the fixed text cannot be encoded as {self.encoding}: {exc.reason}") from None
+        return BOM + body if self.bom else body
+
+
+def decode(data: bytes) -> SourceFile:
+    """Decode source bytes as the interpreter would; FileError when they cannot be decoded."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:  # an unknown codec in the cookie, or a BOM with a non-UTF-8 cookie
+        raise FileError(f"cannot decode: {exc}") from None
+    bom = data.startswith(BOM)
+    if encoding == "utf-8-sig":
+        encoding = "utf-8"
+    body = data[len(BOM):] if bom else data
+    try:
+        text = body.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise FileError(f"cannot decode as {encoding}: {exc}".split("\n")[0]) from None
+    return SourceFile(data, text, encoding, bom)
+
+
+def read(path: str) -> SourceFile:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise FileError(f"cannot read: {exc.strerror or exc}") from None
+    return decode(data)
+
+
+def replace(path: str, original: bytes, new: bytes) -> None:
+    """Atomically replace the file `path` (a symlink's target) holding `original` with `new`.
+
+    Keeps the file's mode (and owner where permitted). Raises FileError, leaving the file untouched,
+    when it is read-only, was changed or removed since it was read, or the write fails (disk full).
+    """
+    target = os.path.realpath(path)
+    try:
+        st = os.stat(target)
+    except OSError as exc:
+        raise FileError(f"not written: {exc.strerror or exc} (it was removed since it was read)") from None
+    if not stat.S_IMODE(st.st_mode) & 0o222 or not os.access(target, os.W_OK):
+        raise FileError("not written: the file is read-only")
+    folder = os.path.dirname(target) or "."
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tenfix", dir=folder)
+    except OSError as exc:
+        raise FileError(f"not written: cannot create a temporary file beside it: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(new)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, stat.S_IMODE(st.st_mode))
+        _keep_owner(tmp, st)
+        _refuse_if_changed(target, original)
+        os.replace(tmp, target)
+    except FileError:
+        _remove(tmp)
+        raise
+    except OSError as exc:
+        _remove(tmp)
+        raise FileError(f"not written: {exc.strerror or exc}; the original is untouched") from None
+    except BaseException:  # KeyboardInterrupt: the original is untouched or already fully replaced
+        _remove(tmp)
+        raise
+    _sync_folder(folder)
+
+
+def _refuse_if_changed(target: str, original: bytes) -> None:
+    try:
+        with open(target, "rb") as fh:
+            current = fh.read()
+    except FileNotFoundError:
+        raise FileError("not written: the file was removed since it was read") from None
+    if current != original:
+        raise FileError("not written: the file changed since it was read")
+
+
+def _keep_owner(tmp: str, st: os.stat_result) -> None:
+    if hasattr(os, "chown") and (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
+        try:
+            os.chown(tmp, st.st_uid, st.st_gid)
+        except OSError:
+            pass  # not permitted: the fixed file belongs to whoever runs the fixer
+
+
+def _remove(tmp: str) -> None:
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+
+
+def _sync_folder(folder: str) -> None:
+    """Make the rename itself durable; not every platform can open a folder."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,183 @@
+"""Applying the findings' own fixes to a source text, to a fixed point, and checking the result.
+
+`fix_source` is the whole fixer on text: analyse with the engine, drop findings suppressed by `# noqa`,
+apply the fixes allowed (safe ones; unsafe ones only when asked), add the imports they need, verify
+that the result still parses, and repeat until no allowed fix is left. It never touches files.
+"""
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import libcst as cst
+
+from .engine import AnalysisError, analyse, parse, suppressed
+from .imports import add_imports
+from .model import Edit, Finding, FixSafety, RuleSpec
+from .rules import RULES
+
+MAX_PASSES = 8
+LINE_END = re.compile(r"\r\n|\r|\n")  # the line breaks `ast` counts; str.splitlines counts more
+EXTRA_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+class FixError(Exception):
+    """The fixes could not be applied safely; the text is left as it was."""
+
+
+@dataclass
+class Outcome:
+    source: str
+    fixed: str
+    applied: list[Finding] = field(default_factory=list)  # positions in the text of the pass that fixed them
+    remaining: list[Finding] = field(default_factory=list)  # positions in `fixed`
+    errors: list[str] = field(default_factory=list)  # rule failures (bugs of ours)
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.source
+
+
+def allowed(finding: Finding, unsafe: bool) -> bool:
+    fix = finding.fix
+    return bool(fix and fix.edits) and (fix.safety is FixSafety.SAFE or (unsafe and fix.safety is FixSafety.UNSAFE))
+
+
+def ast_lines(source: str) -> list[str]:
+    """The lines as `ast` numbers them, without their line ends."""
+    return LINE_END.split(source)
+
+
+def reported(source: str, filename: str, rules: Sequence[RuleSpec]) -> tuple[list[Finding], list[str]]:
+    """The findings of `rules` not suppressed by `# noqa`, and the rules' own errors."""
+    result = analyse(source, filename, rules)
+    lines = ast_lines(source)
+    return [f for f in result.findings if not suppressed(f, lines)], result.errors
+
+
+def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = RULES,
+               unsafe: bool = False, max_passes: int = MAX_PASSES) -> Outcome:
+    """Fix `source`. Raises AnalysisError when it cannot be parsed, FixError when a fixed text would not."""
+    outcome = Outcome(source, source)
+    text = source
+    for _ in range(max_passes + 1):
+        findings, errors = reported(text, filename, rules)
+        outcome.errors = errors
+        todo = [f for f in findings if allowed(f, unsafe) and _positions_reliable(f, text)]
+        if not todo:
+            outcome.fixed = text
+            outcome.remaining = findings
+            return outcome
+        fixed, applied, imports = apply(text, todo)
+        outcome.errors += [f"{f.code} fix at line {f.line} points outside the text" for f in todo if f not in applied
+                           and f.fix.edits and _stray(f, text)]
+        if fixed == text:  # nothing applicable changed the text: stop rather than spin
+            outcome.fixed, outcome.remaining = text, findings
+            return outcome
+        if imports:
+            fixed = _with_imports(fixed, imports)
+        verify(fixed, filename)
+        text = fixed
+        outcome.applied.extend(applied)
+    raise FixError(f"the fixes did not settle after {max_passes} passes (a bug in flake8-tensorcopy)")
+
+
+def apply(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding], set[str]]:
+    """Apply the fixes that do not overlap an earlier one; identical edits count once."""
+    starts = _line_starts(text)
+    newline = _newline(text)
+    taken: list[tuple[int, int, str]] = []
+    applied, imports = [], set()
+    for finding in sorted(findings, key=lambda f: (_first(f.fix.edits), f.code)):
+        spans = [_span(e, starts, text, newline) for e in finding.fix.edits]
+        if any(s is None for s in spans):
+            continue  # a position outside the text: the rule's bug, reported as a remaining finding
+        fresh = [s for s in spans if s not in taken]
+        if any(_overlap(s, t) for s in fresh for t in taken) or _self_overlap(fresh):
+            continue  # the next pass sees it again, on the text this pass produces
+        taken.extend(fresh)
+        applied.append(finding)
+        imports.update(finding.fix.imports)
+    for start, end, new in sorted(taken, reverse=True):
+        text = text[:start] + new + text[end:]
+    return text, applied, imports
+
+
+def verify(text: str, filename: str) -> None:
+    """The fixed text must parse with both `ast` and LibCST, or nothing is written."""
+    try:
+        parse(text, filename)
+    except AnalysisError as exc:
+        raise FixError(f"the fixed text would not parse ({exc}); left unchanged (a bug in flake8-tensorcopy)") from None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cst.parse_module(text)
+    except Exception as exc:  # ParserSyntaxError is not a SyntaxError
+        raise FixError(f"LibCST cannot parse the fixed text ({type(exc).__name__}); left unchanged") from None
+
+
+def _with_imports(text: str, modules: set[str]) -> str:
+    try:
+        return add_imports(text, modules)
+    except Exception as exc:  # LibCST cannot parse every file ast can
+        raise FixError(f"cannot add 'import {', '.join(sorted(modules))}' ({type(exc).__name__}); "
+                       "left unchanged") from None
+
+
+def _stray(finding: Finding, text: str) -> bool:
+    starts, newline = _line_starts(text), _newline(text)
+    return any(_span(e, starts, text, newline) is None for e in finding.fix.edits)
+
+
+def _positions_reliable(finding: Finding, text: str) -> bool:
+    """The engine converts byte columns to characters on str.splitlines() lines; where those differ
+    from ast's lines (a form feed, say) a column on a non-ASCII line cannot be trusted."""
+    if not EXTRA_BREAKS.search(text):
+        return True
+    lines = ast_lines(text)
+    return all(0 < line <= len(lines) and lines[line - 1].isascii()
+               for e in finding.fix.edits for line in (e.start[0], e.end[0]))
+
+
+def _line_starts(text: str) -> list[int]:
+    return [0] + [m.end() for m in LINE_END.finditer(text)]
+
+
+def _newline(text: str) -> str:
+    match = LINE_END.search(text)
+    return match.group() if match else "\n"
+
+
+def _span(edit: Edit, starts: list[int], text: str, newline: str) -> Optional[tuple[int, int, str]]:
+    """An edit as (start offset, end offset, replacement) in `text`; None if it points outside a line."""
+    offsets = []
+    for line, col in (edit.start, edit.end):
+        if not 0 < line <= len(starts) or col < 0:
+            return None
+        line_end = starts[line] if line < len(starts) else len(text)
+        content = text[starts[line - 1]:line_end].rstrip("\r\n")
+        if col > len(content):
+            return None
+        offsets.append(starts[line - 1] + col)
+    if offsets[0] > offsets[1]:
+        return None
+    return offsets[0], offsets[1], edit.text.replace("\n", newline) if newline != "\n" else edit.text
+
+
+def _overlap(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
+    """Two edits conflict when their ranges overlap, or touch while one of them is an insertion."""
+    if a[0] == a[1] or b[0] == b[1]:
+        return a[0] <= b[1] and b[0] <= a[1]
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def _self_overlap(spans: list) -> bool:
+    return any(_overlap(a, b) for i, a in enumerate(spans) for b in spans[i + 1:])
+
+
+def _first(edits: Sequence[Edit]) -> tuple:
+    return min((e.start, e.end) for e in edits)
+

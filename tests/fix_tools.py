@@ -1,0 +1,27 @@
+"""A small TEN201 program and a way to run `flake8-tensorcopy fix` in-process."""
+from __future__ import annotations
+
+from flake8_tensorcopy.cli import main
+
+BAD = '''\
+import copy
+
+import torch
+
+
+def snapshot(t: torch.Tensor):
+    return copy.deepcopy(t)
+'''
+FIXED = BAD.replace("copy.deepcopy(t)", "t.detach().clone()")
+
+
+def run_fix(capsys, *args) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of `flake8-tensorcopy fix ARGS`."""
+    code = main(["fix", *map(str, args)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def leftovers(folder) -> list:
+    """Temporary files the fixer might have left behind."""
+    return [p.name for p in folder.iterdir() if p.name.endswith(".tenfix")]

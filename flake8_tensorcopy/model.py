@@ -61,10 +61,10 @@ class RuleSpec:
     trigger: re.Pattern
     claim: str
     doc: str
-    hot: Optional[re.Pattern] = None  # where findings can be; defaults to `trigger`
     fix_safety: FixSafety = FixSafety.NONE
     default_on: bool = True
     summary: str = ""
+    hot: Optional[re.Pattern] = None  # where findings can be; defaults to `trigger`
     docs_sections: ClassVar[tuple[str, ...]] = (
         "What it does",
         "Why is this bad?",

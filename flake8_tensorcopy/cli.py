@@ -7,7 +7,7 @@ import sys
 from typing import Iterator, Optional, Sequence
 
 from . import __version__
-from .engine import AnalysisError, analyse, select_rules, suppressed
+from .engine import AnalysisError, analyse, physical_lines, select_rules, suppressed
 from .rules import BY_CODE, RULES
 
 
@@ -48,7 +48,14 @@ def cmd_check(args) -> int:
             print(f"{name}: error: {exc}", file=sys.stderr)
             status = 2
             continue
-        lines = source.splitlines()
+        except Exception as exc:  # a bug of ours: say so in one line and go on with the other files
+            print(f"{name}: internal error: {type(exc).__name__}: {exc}".split("\n")[0], file=sys.stderr)
+            status = 2
+            continue
+        for error in result.errors:
+            print(f"{name}: internal error: {error}", file=sys.stderr)
+            status = 2
+        lines = physical_lines(source)
         for f in result.findings:
             if not suppressed(f, lines):
                 print(f"{name}:{f.line}:{f.col + 1}: {f.code} {f.message}")

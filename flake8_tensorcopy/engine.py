@@ -54,7 +54,7 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
         return Result()
     if tree is None:
         tree = parse(source, filename)
-    lines = source.splitlines(keepends=True)
+    lines = physical_lines(source)
     by_type: dict[type, list[RuleSpec]] = {}
     for rule in active:
         for node_type in rule.nodes:
@@ -92,8 +92,19 @@ def parse(source: str, filename: str) -> ast.Module:
     except SyntaxError as exc:
         where = f" at line {exc.lineno}" if exc.lineno else ""
         raise AnalysisError(f"cannot parse{where}: {exc.msg}") from None
-    except (ValueError, RecursionError, MemoryError) as exc:
-        raise AnalysisError(f"cannot parse: {type(exc).__name__}: {exc}".split("\n")[0]) from None
+    except (RecursionError, MemoryError) as exc:  # the parser's own limits on nesting
+        raise AnalysisError(f"cannot parse: too deeply nested ({type(exc).__name__})") from None
+    except ValueError as exc:  # null bytes on older Pythons
+        raise AnalysisError(f"cannot parse: {exc}".split("\n")[0]) from None
+
+
+LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def physical_lines(source: str) -> list[str]:
+    """The lines as Python numbers them (ends kept): only \\r\\n, \\r and \\n end a line, whereas
+    str.splitlines also splits at form feeds, \\x1c-\\x1e, \\x85 and \\u2028, shifting every line after."""
+    return LINE.findall(source)
 
 
 NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE)

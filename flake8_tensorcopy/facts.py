@@ -282,7 +282,14 @@ class FileFacts:
 
     # ---- helpers rules use -------------------------------------------------------------------
     def segment(self, node: ast.AST) -> str:
-        return ast.get_source_segment("".join(self.lines), node) or ""
+        """ast.get_source_segment from the lines, without re-splitting the whole file per call."""
+        end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+        if end_line is None or end_col is None or not 0 < node.lineno <= end_line <= len(self.lines):
+            return ""
+        chunk = [line.encode("utf-8") for line in self.lines[node.lineno - 1:end_line]]
+        chunk[-1] = chunk[-1][:end_col]
+        chunk[0] = chunk[0][node.col_offset:]
+        return b"".join(chunk).decode("utf-8", "replace")
 
 
 def _has_training_call(loop: ast.AST) -> bool:

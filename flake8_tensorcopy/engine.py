@@ -73,7 +73,7 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
                 found = []
             except Exception as exc:  # a bug in one rule must not cost the user the others
                 result.errors.append(f"{rule.code} failed at line {getattr(node, 'lineno', '?')}: "
-                                     f"{type(exc).__name__}: {exc}")
+                                     f"{type(exc).__name__}: {exc}".split("\n")[0])
                 continue
             for f in found:
                 key = (f.line, f.col, f.code)

@@ -77,7 +77,8 @@ class Options:
     quiet: bool = False
 
 
-def run_check(opts: Options, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def run_check(opts: Options, out: Optional[TextIO] = None, err: Optional[TextIO] = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr  # looked up per call: callers may redirect them
     started = time.perf_counter()
     try:
         tasks = plan(opts)

@@ -16,9 +16,6 @@ from .model import Finding, RuleSpec
 from .rules import RULES
 
 
-LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # lines as ast counts them: not at form feeds
-
-
 class AnalysisError(Exception):
     """A file that could not be analysed; the message is one line, fit to show a user."""
 
@@ -80,7 +77,7 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
         return Result()
     if tree is None:
         tree = parse(source, filename)
-    lines = LINE.findall(source)
+    lines = physical_lines(source)
     by_type: dict[type, list[RuleSpec]] = {}
     for rule in active:
         for node_type in rule.nodes:
@@ -100,7 +97,7 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
                 found = []
             except Exception as exc:  # a bug in one rule must not cost the user the others
                 result.errors.append(f"{rule.code} failed at line {getattr(node, 'lineno', '?')}: "
-                                     f"{type(exc).__name__}: {exc}")
+                                     f"{type(exc).__name__}: {exc}".split("\n")[0])
                 continue
             for f in found:
                 key = (f.line, f.col, f.code)
@@ -119,8 +116,19 @@ def parse(source: str, filename: str) -> ast.Module:
     except SyntaxError as exc:
         where = f" at line {exc.lineno}" if exc.lineno else ""
         raise AnalysisError(f"cannot parse{where}: {exc.msg}") from None
-    except (ValueError, RecursionError, MemoryError) as exc:
-        raise AnalysisError(f"cannot parse: {type(exc).__name__}: {exc}".split("\n")[0]) from None
+    except (RecursionError, MemoryError) as exc:  # the parser's own limits on nesting
+        raise AnalysisError(f"cannot parse: too deeply nested ({type(exc).__name__})") from None
+    except ValueError as exc:  # null bytes on older Pythons
+        raise AnalysisError(f"cannot parse: {exc}".split("\n")[0]) from None
+
+
+LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def physical_lines(source: str) -> list[str]:
+    """The lines as Python numbers them (ends kept): only \\r\\n, \\r and \\n end a line, whereas
+    str.splitlines also splits at form feeds, \\x1c-\\x1e, \\x85 and \\u2028, shifting every line after."""
+    return LINE.findall(source)
 
 
 NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE)

@@ -327,12 +327,12 @@ class FileFacts:
 
     # ---- helpers rules use -------------------------------------------------------------------
     def segment(self, node: ast.AST) -> str:
-        """The source text of `node` (ast columns are UTF-8 byte offsets)."""
-        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
-        if node.end_col_offset is None or last >= len(self.lines):
+        """ast.get_source_segment from the lines, without re-splitting the whole file per call."""
+        end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+        if end_line is None or end_col is None or not 0 < node.lineno <= end_line <= len(self.lines):
             return ""
-        chunk = [line.encode("utf-8") for line in self.lines[first:last + 1]]
-        chunk[-1] = chunk[-1][: node.end_col_offset]
+        chunk = [line.encode("utf-8") for line in self.lines[node.lineno - 1:end_line]]
+        chunk[-1] = chunk[-1][:end_col]
         chunk[0] = chunk[0][node.col_offset:]
         return b"".join(chunk).decode("utf-8", "replace")
 

@@ -56,7 +56,8 @@ class Plugin:
             yield 1, 0, f"{DIAGNOSTIC} flake8-tensorcopy could not analyse this file: {exc}", type(self)
             return
         except Exception as exc:  # never abort flake8's run
-            yield 1, 0, f"{DIAGNOSTIC} flake8-tensorcopy internal error: {type(exc).__name__}: {exc}", type(self)
+            message = f"{type(exc).__name__}: {exc}".split("\n")[0]
+            yield 1, 0, f"{DIAGNOSTIC} flake8-tensorcopy internal error: {message}", type(self)
             return
         for f in result.findings:
             yield f.line, f.col, f.text, type(self)

@@ -26,5 +26,6 @@ def normalise(features: torch.Tensor):
     return features, centred
 
 
-def snapshot(hidden: torch.Tensor):
-    return copy.deepcopy(hidden)  # raises when `hidden` is not a graph leaf
+def snapshot(model: nn.Module, x: torch.Tensor):
+    hidden = model(x)
+    return copy.deepcopy(hidden)  # raises: `hidden` is not a graph leaf

@@ -8,10 +8,13 @@ truncated one; the original's content is checked again just before the rename.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
 import os
+import signal
 import stat
 import tempfile
+import threading
 import tokenize
 from dataclasses import dataclass
 
@@ -77,6 +80,11 @@ def replace(path: str, original: bytes, new: bytes) -> None:
     if not stat.S_IMODE(st.st_mode) & 0o222 or not os.access(target, os.W_OK):
         raise FileError("not written: the file is read-only")
     folder = os.path.dirname(target) or "."
+    with interrupts_deferred():  # Ctrl-C lands before or after the write, never in the middle
+        _replace_atomically(target, folder, new, original, st)
+
+
+def _replace_atomically(target: str, folder: str, new: bytes, original: bytes, st: os.stat_result) -> None:
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tenfix", dir=folder)
     except OSError as exc:
@@ -100,6 +108,28 @@ def replace(path: str, original: bytes, new: bytes) -> None:
         _remove(tmp)
         raise
     _sync_folder(folder)
+
+
+_deferring = []  # non-empty while a block defers SIGINT: nested blocks leave it to the outermost
+
+
+@contextlib.contextmanager
+def interrupts_deferred():
+    """Hold SIGINT until the block ends, then raise KeyboardInterrupt (main thread only), so a
+    write and the bookkeeping around it happen entirely or not at all."""
+    if _deferring or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    previous = signal.signal(signal.SIGINT, lambda *_: caught.append(True))
+    _deferring.append(True)
+    try:
+        yield
+    finally:
+        _deferring.pop()
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def _refuse_if_changed(target: str, original: bytes) -> None:

@@ -193,12 +193,13 @@ def _handle(report: Report, args, out, counts) -> int:
     if report.path == "-" and not preview:
         sys.stdout.buffer.write(report.new if report.new is not None else report.original)
     elif report.new is not None and not preview:
-        try:
-            fileio.replace(report.path, report.original, report.new)
-        except fileio.FileError as exc:
-            print(f"{report.display}: {exc}", file=sys.stderr)
-            return 2
-        counts["files"] += 1
+        with fileio.interrupts_deferred():  # a Ctrl-C comes after the write is counted
+            try:
+                fileio.replace(report.path, report.original, report.new)
+            except fileio.FileError as exc:
+                print(f"{report.display}: {exc}", file=sys.stderr)
+                return 2
+            counts["files"] += 1
     if not args.check:
         _print_findings(report.display, report.applied, out, "would fix" if preview else "fixed", args)
         _print_findings(report.display, report.remaining, out, None, args)

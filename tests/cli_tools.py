@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BAD = (ROOT / "fixtures" / "TEN101" / "bad.py").read_text()
-DEEPCOPY = "import copy\nimport torch\n\n\ndef f():\n    t = torch.ones(3)\n    return copy.deepcopy(t)\n"
+DEEPCOPY = "import copy\nimport torch\n\n\ndef f():\n    t = torch.ones(3, requires_grad=True) * 2\n    return copy.deepcopy(t)\n"
 
 
 def run_cli(*args, cwd=None, stdin=None, env=None) -> subprocess.CompletedProcess:
@@ -31,7 +31,7 @@ def reported(stdout: str) -> list[tuple[str, str, str]]:
 CELLS = [
     ("markdown", ["# Training\n", "Notes."]),
     ("code", ["import copy\n", "import torch\n", "%matplotlib inline\n", "files = !ls\n",
-              "h = torch.ones(3)"]),
+              "h = torch.ones(3)[:2]"]),
     ("code", ["%%bash\n", "echo copy.deepcopy(h)\n"]),
     ("code", ["for step in range(3):\n", "    !nvidia-smi\n", "    saved = copy.deepcopy(h)"]),
 ]

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, settings
 # Property tests run a bounded number of examples by default so CI stays fast;
 # HYPOTHESIS_PROFILE=long (examples: HYPOTHESIS_EXAMPLES, default 5000) runs them for longer.
 settings.register_profile("ci", max_examples=30, deadline=None, derandomize=False,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 settings.register_profile("long", max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "5000")), deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -9,7 +9,8 @@ import copy
 import torch
 
 
-def snapshot(t: torch.Tensor):
+def snapshot(w: torch.Tensor):
+    t = torch.ones(3, requires_grad=True) * w
     return copy.deepcopy(t)
 '''
 FIXED = BAD.replace("copy.deepcopy(t)", "t.detach().clone()")

@@ -13,7 +13,7 @@ from flake8_tensorcopy.config import ConfigError, load_config
 from flake8_tensorcopy.engine import analyse
 
 DECLARED = ("import copy\nfrom mylib import make_batch\n\n\n"
-            "def f():\n    b = make_batch()\n    return copy.deepcopy(b)\n")
+            "def f():\n    b = make_batch()\n    return copy.copy(b)\n")
 
 
 def write_config(folder, body: str):
@@ -82,17 +82,17 @@ def test_tensor_functions_feed_the_engine_evidence():
     assert analyse(DECLARED, "t.py").findings == []
     for declared in ("make_batch", "mylib.make_batch"):
         found = analyse(DECLARED, "t.py", tensor_functions=[declared]).findings
-        assert [f.code for f in found] == ["TEN201"], declared
+        assert [f.code for f in found] == ["TEN202"], declared
     assert analyse(DECLARED, "t.py", tensor_functions=["other.make_batch"]).findings == []
     method = DECLARED.replace("make_batch()", "self.loader.make_batch()")
-    assert [f.code for f in analyse(method, "t.py", tensor_functions=["make_batch"]).findings] == ["TEN201"]
+    assert [f.code for f in analyse(method, "t.py", tensor_functions=["make_batch"]).findings] == ["TEN202"]
 
 
 def test_tensor_functions_from_pyproject_in_check(tmp_path):
     (tmp_path / "a.py").write_text(DECLARED)
     assert run_cli("check", "a.py", cwd=tmp_path).returncode == 0
     write_config(tmp_path, 'tensor-functions = ["make_batch"]\n')
-    assert reported(run_cli("check", "a.py", cwd=tmp_path).stdout) == [("a.py", "7:12", "TEN201")]
+    assert reported(run_cli("check", "a.py", cwd=tmp_path).stdout) == [("a.py", "7:12", "TEN202")]
 
 
 def flake8(cwd, *args):
@@ -104,15 +104,15 @@ def test_flake8_plugin_reads_its_prefixed_option_from_the_command_line_and_setup
     (tmp_path / "a.py").write_text(DECLARED)
     assert flake8(tmp_path, "a.py").stdout == ""
     cli = flake8(tmp_path, "--tensorcopy-tensor-functions", "other, make_batch", "a.py")
-    assert "a.py:7:12: TEN201" in cli.stdout
+    assert "a.py:7:12: TEN202" in cli.stdout
     (tmp_path / "setup.cfg").write_text("[flake8]\ntensorcopy-tensor-functions =\n    other,\n    make_batch\n")
-    assert "a.py:7:12: TEN201" in flake8(tmp_path, "a.py").stdout
+    assert "a.py:7:12: TEN202" in flake8(tmp_path, "a.py").stdout
 
 
 def test_flake8_plugin_shares_the_pyproject_tensor_functions_and_survives_a_broken_one(tmp_path):
     (tmp_path / "a.py").write_text(DECLARED)
     write_config(tmp_path, 'tensor-functions = ["make_batch"]\n')
-    assert "a.py:7:12: TEN201" in flake8(tmp_path, "a.py").stdout
+    assert "a.py:7:12: TEN202" in flake8(tmp_path, "a.py").stdout
     write_config(tmp_path, 'tensor-functions = "make_batch"\n')  # invalid: check reports it, flake8 runs
     proc = flake8(tmp_path, "a.py")
     assert proc.returncode == 0 and "Traceback" not in proc.stderr

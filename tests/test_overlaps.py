@@ -6,7 +6,7 @@ import copy
 import torch
 
 def f():
-    t = torch.zeros(3)
+    t = torch.zeros(3, requires_grad=True) * 2
     copy.deepcopy(t)
     kept = copy.deepcopy(t)
     return kept

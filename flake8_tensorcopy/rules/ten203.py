@@ -43,6 +43,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ..evidence import PARAM
 from ..facts import base_name, pos_of
 from ..model import Fix, FixSafety
 from .edits import before_method
@@ -63,6 +64,8 @@ FROZEN_NAME = re.compile(
 )
 PASS_THROUGH = frozenset({"to", "cpu", "cuda", "float", "double", "half", "contiguous", "squeeze", "unsqueeze",
                           "view", "reshape", "flatten", "requires_grad_"})
+NOT_A_COMPUTATION = re.compile(r"^(assert|print|log|info|debug|warn|format|str|repr|len|isinstance|type)|"
+                               r"(equal|close|allclose)$", re.IGNORECASE)
 KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "push"})
 
 
@@ -86,17 +89,36 @@ def check(node, ctx):
         return
     for target in targets:
         if isinstance(target, ast.Name) and FROZEN_NAME.search(target.id):
-            yield from _report(value, ctx, "kept as '%s'" % target.id)
+            yield from _report(value, ctx, "kept as '%s'" % target.id, snapshot=target.id)
         elif isinstance(target, (ast.Attribute, ast.Subscript)) and _outlives_step(target, ctx):
             yield from _report(value, ctx, "kept in '%s'" % ctx.text(target))
 
 
-def _report(expr, ctx, why):
+def _report(expr, ctx, why, snapshot=None):
     for clone in _kept_clones(expr):
         source = clone.func.value
+        if snapshot and ctx.kind(source) == PARAM and not _fed_back(snapshot, ctx):
+            continue  # a parameter's clone only compared or logged holds no activations
         if ctx.attached(source):
             fix = Fix((before_method(ctx, clone.func, "detach()."),), FIX)
             yield ctx.finding(clone, fix, source=ctx.text(source), why=why)
+
+
+def _fed_back(name: str, ctx) -> bool:
+    """`name` is later an operand of arithmetic or an argument of a computation (not of an
+    assertion, comparison or log call): `(w - w0).pow(2)`, `F.mse_loss(w, w0)`."""
+    body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    for node in ast.walk(body):
+        if (node.lineno if hasattr(node, "lineno") else 0, getattr(node, "col_offset", 0)) <= ctx.pos:
+            continue
+        if isinstance(node, ast.BinOp) and any(isinstance(o, ast.Name) and o.id == name
+                                               for o in (node.left, node.right)):
+            return True
+        if isinstance(node, ast.Call) and any(isinstance(a, ast.Name) and a.id == name for a in node.args):
+            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if not NOT_A_COMPUTATION.search(callee):
+                return True
+    return False
 
 
 def _kept_clones(expr):

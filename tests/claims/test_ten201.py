@@ -12,9 +12,6 @@ E_DEEPCOPY = re.escape("Only Tensors created explicitly by the user (graph leave
 def assert_hazard(bad: dict) -> None:
     with pytest.raises(RuntimeError, match=E_DEEPCOPY):
         bad["case_non_leaf"]()
-    x = torch.ones(2, requires_grad=True)
-    with pytest.raises(RuntimeError, match=E_DEEPCOPY):
-        bad["case_annotated"](x * 2)
     big, copied = bad["case_view"]()
     assert copied.untyped_storage().nbytes() == big.untyped_storage().nbytes() == 4_000_000
 
@@ -26,8 +23,6 @@ def assert_fixed(fixed: dict) -> None:
     assert head.untyped_storage().nbytes() == 40
     head.add_(1)
     assert big[:10].sum() == 0  # independent of the source
-    x = torch.ones(2, requires_grad=True)
-    assert torch.equal(fixed["case_annotated"](x * 2), torch.full((2,), 2.0))
 
 
 def test_bad_cases_show_the_hazard():

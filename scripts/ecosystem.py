@@ -133,15 +133,17 @@ def default_on_findings(data: dict) -> Counter:
     return found
 
 
-def load_triage(path: Path = TRIAGE) -> dict[tuple, dict]:
+def load_triage(path: Path | None = None) -> dict[tuple, dict]:
+    path = path or TRIAGE
     if not path.exists():
         return {}
     entries = tomllib.loads(path.read_text()).get("finding", [])
     return {key_of(e["package"], e["path"], e["code"], e["text"]): e for e in entries}
 
 
-def save_triage(entries: dict[tuple, dict], path: Path = TRIAGE) -> None:
+def save_triage(entries: dict[tuple, dict], path: Path | None = None) -> None:
     """Write the triage file sorted by key, one TOML table per finding (JSON strings are TOML strings)."""
+    path = path or TRIAGE
     out = ["# Every default-on finding of scripts/ecosystem.py on the pinned corpus, with a verdict.",
            "# verdict: " + " | ".join(VERDICTS) + "   (precision counts true-bug + defensible)",
            "# Keyed by package, path, code and the stripped reported line; count when it occurs more than once.",

@@ -5,6 +5,7 @@ The run over the real corpus is a CI step (.ci/run), not a test: it needs the do
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from flake8_tensorcopy.rules import BY_CODE
 ROOT = Path(__file__).resolve().parent.parent
 spec = importlib.util.spec_from_file_location("ecosystem", ROOT / "scripts" / "ecosystem.py")
 eco = importlib.util.module_from_spec(spec)
+sys.modules["ecosystem"] = eco  # dataclasses and worker processes look the module up by name
 spec.loader.exec_module(eco)
 
 BUGGY = """import copy
@@ -33,7 +35,7 @@ def corpus(tmp_path, monkeypatch):
     pkg = tmp_path / "corpus" / "demo" / "demo"
     pkg.mkdir(parents=True)
     (pkg / "snap.py").write_text(BUGGY)
-    (pkg / "broken.py").write_text("def f(:\n    pass\n")
+    (pkg / "broken.py").write_text("y = x.detach()\ndef f(:\n    pass\n")  # passes the pre-filter
     (pkg / "clean.py").write_text("x = 1\n")
     return tmp_path / "corpus"
 

@@ -27,10 +27,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import corpus as corpus_mod  # noqa: E402
+from corpus import python_files, read_source  # noqa: E402
 
 from flake8_tensorcopy import __version__  # noqa: E402
-from flake8_tensorcopy.cli import iter_files, read_source  # noqa: E402
 from flake8_tensorcopy.context import Context  # noqa: E402
+from flake8_tensorcopy import engine  # noqa: E402
 from flake8_tensorcopy.engine import AnalysisError, analyse, could_fire, parse  # noqa: E402
 from flake8_tensorcopy.facts import FileFacts  # noqa: E402
 from flake8_tensorcopy.rules import RULES  # noqa: E402
@@ -89,7 +90,7 @@ def spread(values: list[float], fmt: str = "{:.2f}") -> str:
 
 # ---- samples ---------------------------------------------------------------------------------------------
 def all_files(corpus: Path) -> list[str]:
-    return sorted(iter_files([str(corpus / p) for p in sorted(os.listdir(corpus)) if (corpus / p).is_dir()]))
+    return [f for p in sorted(os.listdir(corpus)) if (corpus / p).is_dir() for f in python_files(corpus / p)]
 
 
 def sample(files: list[str], fraction: float) -> list[str]:
@@ -154,7 +155,9 @@ def phases(files: list[str]) -> dict[str, float]:
         for rule in active:
             for node_type in rule.nodes:
                 by_type.setdefault(node_type, []).append(rule)
-        facts = FileFacts(tree, source.splitlines(keepends=True), tuple(by_type))
+        lines = engine.LINE.findall(source) if hasattr(engine, "LINE") else source.splitlines(keepends=True)
+        facts = FileFacts(tree, lines, tuple(by_type))
+        facts.tensor_functions = frozenset()  # as analyse() does, where the engine has that option
         e = clock()
         t["parse"] += d - c
         t["facts walk"] += e - d
@@ -270,7 +273,7 @@ def main(argv=None) -> int:
     w(f"- Command: `python scripts/bench.py --corpus {args.corpus} --fraction {args.fraction} "
       f"--rounds {args.rounds} --scaling-rounds {args.scaling_rounds}`")
     w(f"- Corpus: the ecosystem corpus ({len(files)} files; {versions}).")
-    w(f"- flake8 sample: every {max(1, round(1 / args.fraction))}th file of the sorted corpus, "
+    w(f"- flake8 sample: every {max(1, round(1 / args.fraction))}th file of the corpus in path order, "
       f"{len(subset)} files, {n_sub:,} lines.")
     w("- Times are CPU seconds (user+sys of the child, from wait4): the machine is shared, so wall time is noise. "
       "Figures are the median over rounds with [min, max]; ratios are taken within each round.\n")
@@ -309,7 +312,7 @@ def main(argv=None) -> int:
     w(f"| total | {total:.2f} | 100 % |")
     w("")
     w("## Scaling\n")
-    w("`flake8-tensorcopy check` over every k-th file of the sorted corpus (100 % runs "
+    w("`flake8-tensorcopy check` over every k-th file of the corpus in path order (100 % runs "
       "once; the shares `--scaling-rounds` times): CPU time, cost per 1,000 lines and peak RSS (memory).\n")
     w("| files | lines | CPU s | ms per 1k lines | peak RSS MiB |")
     w("|---|---|---|---|---|")

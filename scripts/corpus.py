@@ -6,6 +6,7 @@ Used by scripts/ecosystem.py and scripts/bench.py. Each package lands in
 from __future__ import annotations
 
 import importlib.metadata
+import io
 import importlib.util
 import os
 import shutil
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import tokenize
 import tomllib
 import zipfile
 from pathlib import Path
@@ -26,6 +28,23 @@ def load_pins() -> tuple[str, dict[str, str]]:
     """Return (torch version, {package: version}) from ecosystem/corpus.toml."""
     data = tomllib.loads(PINS.read_text())
     return data["torch"], dict(data["packages"])
+
+
+def python_files(root: Path) -> list[str]:
+    """Every .py file under root, sorted (hidden folders and __pycache__ skipped)."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+        found += [os.path.join(folder, f) for f in sorted(files) if f.endswith(".py")]
+    return found
+
+
+def read_source(path: str) -> str:
+    """A file's text in its declared encoding (PEP 263), without a BOM."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding).lstrip("\ufeff")
 
 
 def _extract_py(archive: Path, dest: Path) -> int:

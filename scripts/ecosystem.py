@@ -31,9 +31,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import corpus as corpus_mod  # noqa: E402
+from corpus import python_files, read_source  # noqa: E402
 
 from flake8_tensorcopy import __version__  # noqa: E402
-from flake8_tensorcopy.cli import iter_files, read_source  # noqa: E402
 from flake8_tensorcopy.engine import AnalysisError, analyse, suppressed  # noqa: E402
 from flake8_tensorcopy.rules import BY_CODE, RULES  # noqa: E402
 
@@ -92,7 +92,7 @@ def run(corpus: Path, packages: list[str], jobs: int) -> dict:
     work = []
     for package in packages:
         root = corpus / package
-        work += [(package, str(root), p) for p in iter_files([str(root)])]
+        work += [(package, str(root), p) for p in python_files(root)]
     start_wall, start_cpu = time.perf_counter(), _children_cpu()
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         results = list(pool.map(_analyse_file, work, chunksize=16))

@@ -8,7 +8,6 @@ mode, enclosing loops, isinstance guards). Rules then run over those nodes; noth
 from __future__ import annotations
 
 import ast
-import io
 import re
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
@@ -113,7 +112,6 @@ class FileFacts:
         self.nodes: list[tuple[ast.AST, Frame]] = []
         self.module_scope = Scope(tree, None)
         self._wanted = wanted
-        self._ast_lines: Optional[list[str]] = None
         self._collect_imports(tree)
         self._walk(tree)
 
@@ -284,21 +282,7 @@ class FileFacts:
 
     # ---- helpers rules use -------------------------------------------------------------------
     def segment(self, node: ast.AST) -> str:
-        """ast.get_source_segment, without re-splitting the whole file on every call."""
-        if self._ast_lines is None:  # split as the parser counts lines: \n, \r\n, \r only
-            self._ast_lines = io.StringIO("".join(self.lines), newline="").readlines()
-        try:
-            first, last = node.lineno - 1, node.end_lineno - 1
-            start, end = node.col_offset, node.end_col_offset
-        except AttributeError:
-            return ""
-        if last is None or end is None or not 0 <= first <= last < len(self._ast_lines):
-            return ""
-        if first == last:
-            return self._ast_lines[first].encode()[start:end].decode(errors="replace")
-        head = self._ast_lines[first].encode()[start:].decode(errors="replace")
-        tail = self._ast_lines[last].encode()[:end].decode(errors="replace")
-        return head + "".join(self._ast_lines[first + 1:last]) + tail
+        return ast.get_source_segment("".join(self.lines), node) or ""
 
 
 def _has_training_call(loop: ast.AST) -> bool:

@@ -56,6 +56,8 @@ def _extract_py(archive: Path, dest: Path) -> int:
             strip = archive.suffix == ".zip"
             for name in names:
                 rel = name.split("/", 1)[1] if strip and "/" in name else name
+                if rel.startswith("build/"):
+                    continue  # a stale copy of the package left by a local build (botorch 0.18.1's wheel)
                 _write(dest / rel, zf.read(name))
                 count += 1
     else:
@@ -63,6 +65,8 @@ def _extract_py(archive: Path, dest: Path) -> int:
             for member in tf.getmembers():
                 if member.isfile() and member.name.endswith(".py") and "/" in member.name:
                     rel = member.name.split("/", 1)[1]  # sdists have one top-level directory
+                    if rel.startswith("build/"):
+                        continue  # a stale copy of the package left by a local build
                     _write(dest / rel, tf.extractfile(member).read())
                     count += 1
     return count

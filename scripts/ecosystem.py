@@ -188,7 +188,7 @@ def context(corpus: Path, package: str, path: str, line: int, around: int = 3) -
     return "\n".join(f"{'>' if n == line else ' '}{n:6d} | {text[n - 1]}" for n in range(lo, hi + 1))
 
 
-def triage_todo(data: dict, triage: dict, corpus: Path, add: bool) -> int:
+def triage_todo(data: dict, triage: dict, corpus: Path, add: bool, drop_stale: bool = False) -> int:
     found = default_on_findings(data)
     untriaged, stale = compare(found, triage)
     ran = {f["package"] for f in data["files"]}
@@ -203,14 +203,17 @@ def triage_todo(data: dict, triage: dict, corpus: Path, add: bool) -> int:
                 print(context(corpus, f["package"], f["path"], x["line"]))
     for key in stale:
         print(f"--- stale triage entry (no such finding now): {' | '.join(key)}")
-    if add:
-        for key in untriaged:
+    if drop_stale:
+        for key in stale:
+            del triage[key]
+    if add or drop_stale:
+        for key in (untriaged if add else ()):
             entry = triage.setdefault(key, dict(zip(("package", "path", "code", "text"), key)))
             entry.setdefault("verdict", "todo")
             entry.setdefault("reason", "")
             entry["count"] = found[key]
         save_triage(triage)
-    print(f"{len(untriaged)} untriaged, {len(stale)} stale", file=sys.stderr)
+    print(f"{len(untriaged)} untriaged, {len(stale)} stale{' (dropped)' if drop_stale else ''}", file=sys.stderr)
     return 0
 
 
@@ -346,6 +349,8 @@ def main(argv=None) -> int:
                       help="record a verdict for a finding of the last run: " + ", ".join(VERDICTS))
     parser.add_argument("--add-todo", action="store_true",
                         help="with --triage-todo: also add the untriaged findings to the triage file as 'todo'")
+    parser.add_argument("--drop-stale", action="store_true",
+                        help="with --triage-todo: remove triage entries that no finding matches any more")
     args = parser.parse_args(argv)
 
     torch_version, pins = corpus_mod.load_pins()
@@ -375,7 +380,7 @@ def main(argv=None) -> int:
     if args.check:
         return check(data, triage)
     if args.triage_todo:
-        return triage_todo(data, triage, args.corpus, args.add_todo)
+        return triage_todo(data, triage, args.corpus, args.add_todo, args.drop_stale)
     if missing or args.packages:
         print(f"partial corpus ({', '.join(packages)}): docs/ecosystem.md not written", file=sys.stderr)
     else:

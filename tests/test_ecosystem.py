@@ -82,8 +82,11 @@ def test_check_reports_stale_entries_and_changed_counts(corpus, capsys):
     assert eco.check(run(corpus), triage()) == 1  # same key twice: the count changed
     path.write_text("x = 2\n")
     capsys.readouterr()
-    assert eco.check(run(corpus), triage()) == 1
+    data = run(corpus)
+    assert eco.check(data, triage()) == 1
     assert "stale triage entry" in capsys.readouterr().out
+    eco.triage_todo(data, triage(), corpus, add=False, drop_stale=True)
+    assert triage() == {} and eco.check(data, triage()) == 0
 
 
 def test_precision_counts_true_bugs_and_defensible_warnings():

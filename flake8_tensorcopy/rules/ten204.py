@@ -66,7 +66,7 @@ MESSAGE = "{call} on tensor '{arg}' {why}; use {use}"
 WHY_COPY = "copies and silently cuts the graph (torch warns)"
 WHY_ALIAS = "does not copy: the result aliases it"
 FIX = FixSafety.SAFE
-TRIGGER = r"\btensor\(|Tensor\(|new_tensor\("
+TRIGGER = r"ensor\(\s*[A-Za-z_]"  # tensor(x, Tensor(x, new_tensor(x, FloatTensor(x: a named argument
 NODES = (ast.Call,)
 CLAIM = ("torch.tensor(t) emits 'To copy construct from a tensor ...' and returns a tensor without grad_fn; "
          "torch.Tensor(t) / torch.FloatTensor(t) share t's storage; t.detach().clone() is an independent copy.")

@@ -90,7 +90,6 @@ def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[st
     if depth > MAX_DEPTH or expr is None:
         return None
     pos = pos or ctx.pos
-    facts = ctx.facts
     if isinstance(expr, ast.Name):
         key = expr.id
         if key in ctx.frame.guards:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import enum
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, Optional
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -138,3 +138,12 @@ def build(corpus: Path, only: list[str] | None = None, force: bool = False) -> d
             status[name] = f"FAILED: {exc}"
         print(f"{name}=={version}: {status[name]}", file=sys.stderr, flush=True)
     return status
+
+
+def git_head() -> str:
+    """The checkout's `git describe` (for dated reports), or 'no git'."""
+    try:
+        return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "no git"

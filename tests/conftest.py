@@ -5,6 +5,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # Property tests run a bounded number of examples by default so CI stays fast;
@@ -14,3 +15,18 @@ settings.register_profile("ci", max_examples=30, deadline=None, derandomize=Fals
 settings.register_profile("long", max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "5000")), deadline=None,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# Shared by the pre-commit tests: one hook environment cache and one committed copy of this repository.
+@pytest.fixture(scope="session")
+def precommit_home(tmp_path_factory):
+    from precommit_tools import shared_home
+
+    return shared_home(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def hook_repo(tmp_path_factory):
+    from precommit_tools import shared_hook_repo
+
+    return shared_hook_repo(tmp_path_factory)

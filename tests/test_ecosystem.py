@@ -23,7 +23,7 @@ import torch
 
 
 def snapshot(x):
-    h = torch.relu(x)
+    h = torch.relu(x)[1:]
     return copy.deepcopy(h)
 """
 
@@ -78,7 +78,7 @@ def test_check_reports_stale_entries_and_changed_counts(corpus, capsys):
     (key,) = triage()
     eco.record_verdict(eco.key_id(key), "true-bug", "h is not a leaf", data, triage())
     path = corpus / "demo" / "demo" / "snap.py"
-    path.write_text(BUGGY + "\n\ndef again(x):\n    h = torch.relu(x)\n    return copy.deepcopy(h)\n")
+    path.write_text(BUGGY + "\n\ndef again(x):\n    h = torch.relu(x)[1:]\n    return copy.deepcopy(h)\n")
     assert eco.check(run(corpus), triage()) == 1  # same key twice: the count changed
     path.write_text("x = 2\n")
     capsys.readouterr()

@@ -1,7 +1,6 @@
 """`flake8-tensorcopy fix` as users run it: --diff, --check, stdin, exit codes, -j, the codemod."""
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys

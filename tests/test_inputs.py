@@ -2,7 +2,6 @@
 findings of every file they can analyse, and name the file and the reason for one they cannot."""
 from __future__ import annotations
 
-import ast
 import re
 import subprocess
 import sys

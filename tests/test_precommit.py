@@ -7,23 +7,14 @@ from __future__ import annotations
 
 import re
 
-import pytest
 import yaml
 from fixture_tools import expectations
-from precommit_tools import (FIXTURES, ROOT, committed_repo, fixture_text, output, pre_commit, shared_home,
-                             shared_hook_repo, write)
+from precommit_tools import (FIXTURES, ROOT, committed_repo, fixture_text, output, pre_commit,
+                             write)
 
 BAD = FIXTURES / "TEN101" / "bad.py"
 
 
-@pytest.fixture(scope="session")
-def precommit_home(tmp_path_factory):
-    return shared_home(tmp_path_factory)
-
-
-@pytest.fixture(scope="session")
-def hook_repo(tmp_path_factory):
-    return shared_hook_repo(tmp_path_factory)
 
 
 def reported(stdout: str, name: str) -> set[tuple[int, int, str]]:

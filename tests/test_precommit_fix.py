@@ -7,20 +7,10 @@ hook's args and one hook environment serves every test (`try-repo` would build a
 """
 from __future__ import annotations
 
-import pytest
 import yaml
-from precommit_tools import (committed_repo, fixture_text, git, output, pre_commit, shared_home,
-                             shared_hook_repo)
+from precommit_tools import committed_repo, fixture_text, git, output, pre_commit
 
 
-@pytest.fixture(scope="session")
-def precommit_home(tmp_path_factory):
-    return shared_home(tmp_path_factory)
-
-
-@pytest.fixture(scope="session")
-def hook_repo(tmp_path_factory):
-    return shared_hook_repo(tmp_path_factory)
 
 
 def fix_hook_config(hook_repo, args) -> str:

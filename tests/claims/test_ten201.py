@@ -2,7 +2,6 @@
 import re
 
 import pytest
-import torch
 
 from fixture_tools import cases, load
 

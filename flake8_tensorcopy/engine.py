@@ -5,6 +5,7 @@ Every adapter (flake8 plugin, `check`, `fix`) calls `analyse`; nothing else deci
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -46,25 +47,65 @@ def could_fire(source: str, rules: Sequence[RuleSpec]) -> list[RuleSpec]:
     return [r for r in rules if r.trigger.search(source)]
 
 
-def hot_lines(source: str, tree: ast.Module, rules: Sequence[RuleSpec]) -> Optional[list[int]]:
-    """Sorted line numbers where the rules' HOT texts (default: TRIGGER) start, or None to walk
-    everything: when a match is an import (`from copy import deepcopy as dc`), the calls can be
-    anywhere, and an empty match is a file-level condition."""
+def match_lines(source: str, rules: Sequence[RuleSpec]) -> Optional[list[int]]:
+    """Sorted line numbers where the rules' HOT texts (default: TRIGGER) start, or None when the whole
+    file must be looked at (an empty match is a file-level condition, not a place)."""
     if "\r" in source:
-        return None  # lone CR line ends: counting "\n" would misplace lines; rare, walk it all
+        return None  # lone CR line ends: counting "\n" would misplace lines; rare, look at it all
     matches = [m for r in rules for m in (r.hot or r.trigger).finditer(source)]
     if any(m.start() == m.end() for m in matches):
-        return None  # a file-level condition, not a place
-    starts = sorted({m.start() for m in matches})
+        return None
     found, line, last = [], 1, 0
-    for offset in starts:
+    for offset in sorted({m.start() for m in matches}):
         line += source.count("\n", last, offset)
         last = offset
         found.append(line)
-    imports = [(n.lineno, n.end_lineno) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
-    if any(a <= line <= b for line in found for a, b in imports):
-        return None
     return found
+
+
+def hot_lines(found: Optional[list[int]], tree: ast.Module) -> Optional[list[int]]:
+    """`found`, unless a match is a module-level import (`from copy import deepcopy as dc`): then the
+    calls can be anywhere, and every def is walked (None)."""
+    if found is None:
+        return None
+    imports = [(n.lineno, n.end_lineno) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    return None if any(a <= line <= b for line in found for a, b in imports) else found
+
+
+TOP_LEVEL_DEF = re.compile(r"^(?:@|def |async def |class )", re.M)
+
+
+def parse_hot(source: str, filename: str, hot: Optional[list[int]]) -> ast.Module:
+    """Parse only what a rule could fire in: module-level code before the first top-level def or class,
+    and the top-level defs / classes that hold a hot line. The others become blank lines, so line
+    numbers stay; if that text does not parse (a `def` line inside a string), the whole file is parsed.
+    A syntax error inside a def no rule looks at is therefore not reported (flake8 reports E999)."""
+    if hot is None:
+        return parse(source, filename)
+    starts = [m.start() for m in TOP_LEVEL_DEF.finditer(source)]
+    if not starts:
+        return parse(source, filename)
+    lines = source.split("\n")
+    bounds, line, last = [], 1, 0
+    for offset in starts:
+        line += source.count("\n", last, offset)
+        last = offset
+        bounds.append(line)
+    bounds.append(len(lines) + 1)
+    blanked = False
+    for first, end in zip(bounds, bounds[1:]):
+        i = bisect.bisect_left(hot, first)
+        if i == len(hot) or hot[i] >= end:  # no hot line in [first, end)
+            lines[first - 1:end - 1] = [""] * (end - first)
+            blanked = True
+    if blanked:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return ast.parse("\n".join(lines), filename)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass
+    return parse(source, filename)
 
 
 def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = RULES,
@@ -75,15 +116,18 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
     active = could_fire(source, rules)
     if not active:
         return Result()
+    found = match_lines(source, active)
     if tree is None:
-        tree = parse(source, filename)
+        tree = parse_hot(source, filename, found)
+        if found is not None and hot_lines(found, tree) is None:
+            tree = parse(source, filename)  # a hot import (`from copy import copy as c`): calls can be anywhere
     lines = physical_lines(source)
     by_type: dict[type, list[RuleSpec]] = {}
     for rule in active:
         for node_type in rule.nodes:
             by_type.setdefault(node_type, []).append(rule)
     try:
-        facts = FileFacts(tree, lines, tuple(by_type), hot_lines(source, tree, active))
+        facts = FileFacts(tree, lines, tuple(by_type), hot_lines(found, tree))
     except RecursionError:
         raise AnalysisError("too deeply nested to analyse") from None
     facts.tensor_functions = frozenset(tensor_functions)

@@ -105,7 +105,7 @@ NESTED_BLOCKS = BAD + "".join(
                  "with torch.no_grad():\n") for i in range(99)) + "    " * 99 + "w = a.detach()\n"
 
 INPUTS = [
-    Input("syntax_error", _b("def f(:\n" + BAD), reason=r"cannot parse at line 1: invalid syntax",
+    Input("syntax_error", _b("def f(:\n    return x.detach()\n" + BAD), reason=r"cannot parse at line 1: invalid syntax",
           flake8="E999", stdin=True),
     Input("half_typed", _b(BAD + "    w = z.detach(\n"), reason=r"cannot parse at line 10: '\(' was never closed",
           flake8="E999", stdin=True),

@@ -35,7 +35,7 @@ def corpus(tmp_path, monkeypatch):
     pkg = tmp_path / "corpus" / "demo" / "demo"
     pkg.mkdir(parents=True)
     (pkg / "snap.py").write_text(BUGGY)
-    (pkg / "broken.py").write_text("y = x.detach()\ndef f(:\n    pass\n")  # passes the pre-filter
+    (pkg / "broken.py").write_text("def f(:\n    y = x.detach()\n")  # passes the pre-filter, error where it looks
     (pkg / "clean.py").write_text("x = 1\n")
     return tmp_path / "corpus"
 

@@ -1,0 +1,39 @@
+"""The engine's shortcuts change nothing a rule sees: the pre-filter, the partial parse, the skipped defs."""
+import ast
+
+import pytest
+
+from fixture_tools import FIXTURES
+from flake8_tensorcopy.engine import analyse, match_lines, parse_hot
+from flake8_tensorcopy.rules import RULES
+
+FIXTURE_FILES = sorted(FIXTURES.glob("TEN*/*.py"))
+
+
+def positions(findings):
+    return [(f.line, f.col, f.code, f.message) for f in findings]
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_partial_parse_and_skipped_defs_find_what_a_full_walk_finds(path):
+    source = path.read_text()
+    full = analyse(source, str(path), RULES, tree=ast.parse(source))
+    assert positions(analyse(source, str(path), RULES).findings) == positions(full.findings)
+
+
+def test_partial_parse_blanks_only_defs_without_trigger_text_and_keeps_line_numbers():
+    source = "import torch\n\n\ndef cold():\n    return 1\n\n\n@decorated\ndef hot(y):\n    z = y.detach()\n"
+    tree = parse_hot(source, "t.py", match_lines(source, RULES))
+    assert [type(n).__name__ for n in tree.body] == ["Import", "FunctionDef"]
+    assert tree.body[1].name == "hot" and tree.body[1].lineno == 9
+
+
+def test_a_def_line_inside_a_string_falls_back_to_the_whole_file():
+    source = 'import torch\nDOC = """\ndef not_code():\n"""\n\n\ndef f(y):\n    z = y.detach()\n'
+    tree = parse_hot(source, "t.py", match_lines(source, RULES))
+    assert ast.dump(tree) == ast.dump(ast.parse(source))
+
+
+def test_a_syntax_error_in_a_def_no_rule_looks_at_is_left_to_flake8():
+    source = "import torch\n\n\ndef broken(:\n    pass\n\n\ndef f(y):\n    z = y.detach()\n    z += 1\n    return y\n"
+    assert [(f.line, f.code) for f in analyse(source, "t.py", RULES).findings] == [(10, "TEN101")]

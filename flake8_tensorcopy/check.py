@@ -96,8 +96,25 @@ def run_check(opts: Options, out: Optional[TextIO] = None, err: Optional[TextIO]
     return 2 if errors else 1 if items else 0
 
 
-def plan(opts: Options) -> list[Task]:
-    """The files to check and the rules for each, from the options and the configuration."""
+@dataclass(frozen=True)
+class Selection:
+    """What the options and the configuration choose, shared by `check` and `fix`."""
+
+    select: Sequence[str]
+    ignore: Sequence[str]
+    extend: Sequence[str]
+    excludes: list
+    per_file: list
+    tensor_functions: tuple[str, ...]
+
+    def codes_for(self, display: str) -> tuple[str, ...]:
+        """The rule codes that apply to one file (per-file-ignores included)."""
+        extra = [c for patterns, codes in self.per_file if matches(display, patterns) for c in codes]
+        return tuple(r.code for r in select_rules(self.select, tuple(self.ignore) + tuple(extra), self.extend))
+
+
+def selection(opts: Options) -> Selection:
+    """Command-line options over the nearest `[tool.flake8-tensorcopy]` configuration."""
     config = opts.config or load_config(_config_start(opts))
     select = validate_codes(opts.select, "--select") if opts.select is not None else config.select
     ignore = validate_codes(opts.ignore, "--ignore") if opts.ignore is not None else config.ignore
@@ -112,13 +129,17 @@ def plan(opts: Options) -> list[Task]:
     excludes += compile_patterns(opts.extend_exclude, os.getcwd())
     per_file = [(compile_patterns([pattern], config.root), codes) for pattern, codes in config.per_file_ignores]
     tensor_functions = tuple(config.tensor_functions) + tuple(opts.tensor_functions)
+    return Selection(select, ignore, extend, excludes, per_file, tensor_functions)
+
+
+def plan(opts: Options) -> list[Task]:
+    """The files to check and the rules for each, from the options and the configuration."""
+    chosen = selection(opts)
     stdin = sys.stdin.buffer.read() if "-" in opts.paths else None
     tasks = []
-    for path in discover(opts.paths, excludes):
+    for path in discover(opts.paths, chosen.excludes):
         display = (opts.stdin_filename or "stdin") if path == "-" else path
-        extra_ignore = [c for patterns, codes in per_file if matches(display, patterns) for c in codes]
-        rules = select_rules(select, tuple(ignore) + tuple(extra_ignore), extend)
-        tasks.append(Task(path, display, tuple(r.code for r in rules), tensor_functions,
+        tasks.append(Task(path, display, chosen.codes_for(display), chosen.tensor_functions,
                           stdin if path == "-" else None))
     return tasks
 

@@ -17,9 +17,13 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 from . import fileio
-from .engine import AnalysisError, select_rules
+from .check import Options, selection
+from .config import ConfigError
+from .discovery import matches
+from .engine import AnalysisError
 from .fixer import FixError, allowed, fix_source
 from .model import Finding, FixSafety
+from .notebook import NotebookError, read_notebook
 from .rules import BY_CODE
 
 
@@ -30,6 +34,7 @@ class Job:
     codes: tuple[str, ...]
     unsafe: bool
     data: Optional[bytes] = None  # stdin's bytes
+    tensor_functions: tuple[str, ...] = ()
 
 
 @dataclass
@@ -70,11 +75,16 @@ def cmd_fix(args) -> int:
     if "-" in args.paths and len(args.paths) > 1:
         print("fix: '-' (stdin) cannot be combined with other paths", file=sys.stderr)
         return 2
-    codes = tuple(r.code for r in select_rules(args.select, args.ignore, args.extend_select))
+    try:  # the same configuration as `check`: [tool.flake8-tensorcopy] under the command-line options
+        chosen = selection(Options(paths=args.paths, select=args.select or None, ignore=args.ignore or None,
+                                   extend_select=args.extend_select, stdin_filename=args.stdin_filename))
+    except ConfigError as exc:
+        print(f"fix: {exc}", file=sys.stderr)
+        return 2
     out = sys.stderr if args.paths == ["-"] else sys.stdout  # stdout carries the fixed text
     status, counts = 0, {"fixed": 0, "files": 0, "remaining": 0, "hidden": 0}
     try:
-        for report in _reports(args, codes):
+        for report in _reports(args, chosen):
             status = max(status, _handle(report, args, out, counts))
     except KeyboardInterrupt:
         print(f"fix: interrupted; {counts['files']} file(s) written are fully fixed, the others untouched",
@@ -84,10 +94,12 @@ def cmd_fix(args) -> int:
     return status
 
 
-def _reports(args, codes) -> Iterator[Report]:
+def _reports(args, chosen) -> Iterator[Report]:
     """One report per file, in the order the files were named (and found)."""
+    functions = chosen.tensor_functions
     if args.paths == ["-"]:
-        yield _work(Job(args.stdin_filename or "-", "-", codes, args.unsafe_fixes, sys.stdin.buffer.read()))
+        name = args.stdin_filename or "-"
+        yield _work(Job(name, "-", chosen.codes_for(name), args.unsafe_fixes, sys.stdin.buffer.read(), functions))
         return
     jobs, notes = [], []
     for path, problem in collect(args.paths):
@@ -95,8 +107,8 @@ def _reports(args, codes) -> Iterator[Report]:
             notes.append(Report(path, path, skipped=problem))
         elif problem:
             notes.append(Report(path, path, error=problem))
-        else:
-            jobs.append(Job(path, path, codes, args.unsafe_fixes))
+        elif path in args.paths or not matches(path, chosen.excludes):  # walked files honour the excludes
+            jobs.append(Job(path, path, chosen.codes_for(path), args.unsafe_fixes, None, functions))
     yield from notes
     workers = min(args.jobs or os.cpu_count() or 1, len(jobs))
     if workers <= 1:
@@ -141,7 +153,7 @@ def _walk(root: str) -> Iterator[tuple[str, Optional[str]]]:
             if os.path.islink(path) and not _within(os.path.realpath(path), inside):
                 yield path, f"skipped: a symlink to {os.path.realpath(path)}, outside {root}"
         for name in sorted(files):
-            if name.endswith((".py", ".pyi")):
+            if name.endswith((".py", ".pyi", ".ipynb")):
                 path = os.path.join(folder, name)
                 if os.path.islink(path) and not _within(os.path.realpath(path), inside):
                     yield path, f"skipped: a symlink to {os.path.realpath(path)}, outside {root}"
@@ -160,14 +172,18 @@ def _work(job: Job) -> Report:
         src = fileio.decode(job.data) if job.data is not None else fileio.read(job.path)
         report.original, report.source = src.data, src.text
         rules = [BY_CODE[c] for c in job.codes]
-        outcome = fix_source(src.text, job.display, rules, unsafe=job.unsafe)
-        report.fixed, report.applied, report.remaining = outcome.fixed, outcome.applied, outcome.remaining
+        notebook = read_notebook(src.text) if job.display.endswith(".ipynb") else None
+        program = notebook.program if notebook else src.text  # a notebook's code cells as one program
+        outcome = fix_source(program, job.display, rules, unsafe=job.unsafe, tensor_functions=job.tensor_functions)
+        report.applied, report.remaining = outcome.applied, outcome.remaining
+        report.fixed = notebook.with_program(outcome.fixed) if notebook and outcome.changed else (
+            src.text if notebook else outcome.fixed)
         report.rule_errors = outcome.errors
         if outcome.changed:
-            report.new = src.encode(outcome.fixed)
+            report.new = src.encode(report.fixed)
         elif job.path != "-":  # nothing to write or diff: do not ship the text back to the main process
             report.original, report.source, report.fixed = b"", "", ""
-    except (fileio.FileError, AnalysisError, FixError) as exc:
+    except (fileio.FileError, AnalysisError, FixError, NotebookError) as exc:
         report.error = str(exc)
     except RecursionError:
         report.error = "too deeply nested to fix"

@@ -50,20 +50,21 @@ def ast_lines(source: str) -> list[str]:
     return LINE_END.split(source)
 
 
-def reported(source: str, filename: str, rules: Sequence[RuleSpec]) -> tuple[list[Finding], list[str]]:
+def reported(source: str, filename: str, rules: Sequence[RuleSpec],
+             tensor_functions: Sequence[str] = ()) -> tuple[list[Finding], list[str]]:
     """The findings of `rules` not suppressed by `# noqa`, and the rules' own errors."""
-    result = analyse(source, filename, rules)
+    result = analyse(source, filename, rules, tensor_functions=tensor_functions)
     lines = ast_lines(source)
     return [f for f in result.findings if not suppressed(f, lines)], result.errors
 
 
 def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = RULES,
-               unsafe: bool = False, max_passes: int = MAX_PASSES) -> Outcome:
+               unsafe: bool = False, max_passes: int = MAX_PASSES, tensor_functions: Sequence[str] = ()) -> Outcome:
     """Fix `source`. Raises AnalysisError when it cannot be parsed, FixError when a fixed text would not."""
     outcome = Outcome(source, source)
     text = source
     for _ in range(max_passes + 1):
-        findings, errors = reported(text, filename, rules)
+        findings, errors = reported(text, filename, rules, tensor_functions)
         outcome.errors = errors
         todo = [f for f in findings if allowed(f, unsafe) and _positions_reliable(f, text)]
         if not todo:

@@ -68,24 +68,27 @@ def hot_lines(found: Optional[list[int]], tree: ast.Module) -> Optional[list[int
     calls can be anywhere, and every def is walked (None)."""
     if found is None:
         return None
-    imports = [(n.lineno, n.end_lineno) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
-    return None if any(a <= line <= b for line in found for a, b in imports) else found
+    imports = {line for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
+               for line in range(n.lineno, n.end_lineno + 1)}
+    return None if imports.intersection(found) else found
 
 
 TOP_LEVEL_DEF = re.compile(r"^(?:@|def |async def |class )", re.M)
+IMPORT_LINE = re.compile(r"[ \t]*(?:from[ \t]+\S+[ \t]+)?import[ \t]")
 
 
-def parse_hot(source: str, filename: str, hot: Optional[list[int]]) -> ast.Module:
+def parse_hot(source: str, filename: str, hot: Optional[list[int]]) -> tuple[ast.Module, bool]:
     """Parse only what a rule could fire in: module-level code before the first top-level def or class,
     and the top-level defs / classes that hold a hot line. The others become blank lines, so line
     numbers stay; if that text does not parse (a `def` line inside a string), the whole file is parsed.
-    A syntax error inside a def no rule looks at is therefore not reported (flake8 reports E999)."""
-    if hot is None:
-        return parse(source, filename)
+    A syntax error inside a def no rule looks at is therefore not reported (flake8 reports E999).
+    Returns the tree and whether it is partial."""
+    lines = source.split("\n")
+    if hot is None or any(IMPORT_LINE.match(lines[n - 1]) for n in hot):
+        return parse(source, filename), False  # a hot import: its calls can be anywhere
     starts = [m.start() for m in TOP_LEVEL_DEF.finditer(source)]
     if not starts:
-        return parse(source, filename)
-    lines = source.split("\n")
+        return parse(source, filename), False
     bounds, line, last = [], 1, 0
     for offset in starts:
         line += source.count("\n", last, offset)
@@ -102,10 +105,10 @@ def parse_hot(source: str, filename: str, hot: Optional[list[int]]) -> ast.Modul
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return ast.parse("\n".join(lines), filename)
+                return ast.parse("\n".join(lines), filename), True
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             pass
-    return parse(source, filename)
+    return parse(source, filename), False
 
 
 def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = RULES,
@@ -118,8 +121,8 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
         return Result()
     found = match_lines(source, active)
     if tree is None:
-        tree = parse_hot(source, filename, found)
-        if found is not None and hot_lines(found, tree) is None:
+        tree, partial = parse_hot(source, filename, found)
+        if partial and hot_lines(found, tree) is None:
             tree = parse(source, filename)  # a hot import (`from copy import copy as c`): calls can be anywhere
     lines = physical_lines(source)
     by_type: dict[type, list[RuleSpec]] = {}

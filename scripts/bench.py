@@ -148,8 +148,8 @@ def phases(files: list[str]) -> dict[str, float]:
             continue
         try:  # as engine.analyse does it: only the defs with trigger text are parsed and walked
             found = engine.match_lines(source, active)
-            tree = engine.parse_hot(source, path, found)
-            if found is not None and engine.hot_lines(found, tree) is None:
+            tree, partial = engine.parse_hot(source, path, found)
+            if partial and engine.hot_lines(found, tree) is None:
                 tree = parse(source, path)
         except AnalysisError:
             continue

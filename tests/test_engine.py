@@ -23,14 +23,14 @@ def test_partial_parse_and_skipped_defs_find_what_a_full_walk_finds(path):
 
 def test_partial_parse_blanks_only_defs_without_trigger_text_and_keeps_line_numbers():
     source = "import torch\n\n\ndef cold():\n    return 1\n\n\n@decorated\ndef hot(y):\n    z = y.detach()\n"
-    tree = parse_hot(source, "t.py", match_lines(source, RULES))
+    tree, _ = parse_hot(source, "t.py", match_lines(source, RULES))
     assert [type(n).__name__ for n in tree.body] == ["Import", "FunctionDef"]
     assert tree.body[1].name == "hot" and tree.body[1].lineno == 9
 
 
 def test_a_def_line_inside_a_string_falls_back_to_the_whole_file():
     source = 'import torch\nDOC = """\ndef not_code():\n"""\n\n\ndef f(y):\n    z = y.detach()\n'
-    tree = parse_hot(source, "t.py", match_lines(source, RULES))
+    tree, _ = parse_hot(source, "t.py", match_lines(source, RULES))
     assert ast.dump(tree) == ast.dump(ast.parse(source))
 
 

@@ -59,18 +59,14 @@ class Scope:
 
     def binding_before(self, name: str, pos: Pos) -> Optional[Binding]:
         """The last binding of `name` in this scope that starts before `pos`, else the enclosing scope's."""
-        scope: Optional[Scope] = self
-        while scope is not None:
-            found = None
-            for b in scope.bindings.get(name, ()):
-                if scope is not self or b.end <= pos:
-                    found = b
-                elif b.pos < pos:  # `x = f(x)`: the read inside the statement sees the earlier binding
-                    continue
-                else:
-                    break
-            if found is not None:
-                return found
+        bindings = self.bindings.get(name, ())
+        for b in reversed(bindings):  # source order: the first from the end that is complete at `pos`
+            if b.end <= pos:  # (`x = f(x)`: the read inside the statement sees the earlier binding)
+                return b
+        scope = self.parent
+        while scope is not None:  # an enclosing scope's name: its last binding
+            if scope.bindings.get(name):
+                return scope.bindings[name][-1]
             scope = scope.parent
         return None
 

@@ -2,17 +2,16 @@
 enough), and report sorted findings. Exit 1 when anything is reported, 0 when clean, 2 on errors."""
 from __future__ import annotations
 
-import io
 import os
 import re
 import sys
 import time
-import tokenize
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Optional, Sequence, TextIO
 
+from . import fileio
 from .config import Config, ConfigError, load_config, validate_codes
 from .discovery import compile_patterns, default_excludes, discover, matches
 from .engine import AnalysisError, analyse, select_rules, suppressed
@@ -171,10 +170,11 @@ def check_file(task: Task) -> FileReport:
             notebook = read_notebook(data.decode("utf-8-sig"))
             source = notebook.program
         else:
-            source = decode(data)
+            source = fileio.decode(data).text
         result = analyse(source, task.display, [BY_CODE[c] for c in task.codes],
                          tensor_functions=task.tensor_functions)
-    except (OSError, UnicodeDecodeError, SyntaxError, LookupError, AnalysisError, NotebookError) as exc:
+    except (OSError, UnicodeDecodeError, SyntaxError, LookupError, AnalysisError, NotebookError,
+            fileio.FileError) as exc:
         report.errors.append(_describe(exc, notebook))
         return report
     except Exception as exc:  # a bug of ours: one line for this file, the other files still checked
@@ -191,15 +191,6 @@ def check_file(task: Task) -> FileReport:
                                  text, f.fix.safety.value if f.fix else None))
     report.errors.extend(f"internal error: {e}" for e in result.errors)
     return report
-
-
-def decode(data: bytes) -> str:
-    """Source text the way Python reads it: PEP 263 coding cookie or BOM, else UTF-8."""
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:  # not UTF-8 and no cookie, or an unknown cookie
-        raise AnalysisError(f"cannot decode: {exc}") from None
-    return data.decode(encoding)
 
 
 def summary(files: int, items: Sequence[Item], errors: Sequence, seconds: float) -> str:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ast
-import re
 from typing import Optional
 
 from . import evidence
@@ -35,10 +34,6 @@ class Context:
         """Inside an init / reset / optimizer / EMA / fuse / load function (at any depth)."""
         return any(PARAM_UPDATE_FUNC.search(getattr(f, "name", "")) for f in self.frame.funcs)
 
-    @property
-    def in_training_loop(self) -> bool:
-        return any(id(loop) in self.facts.training_loops for loop in self.frame.loops)
-
     def text(self, node: ast.AST) -> str:
         """The exact source text of `node`."""
         return self.facts.segment(node)
@@ -65,7 +60,3 @@ class Context:
         if text.isascii():
             return line, byte_col
         return line, len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
-
-
-def name_matches(pattern: re.Pattern, *names: Optional[str]) -> bool:
-    return any(n and pattern.search(n) for n in names)

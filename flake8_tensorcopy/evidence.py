@@ -11,7 +11,7 @@ import ast
 import re
 from typing import TYPE_CHECKING, Optional
 
-from .facts import TENSOR_TYPES, base_name
+from .facts import TENSOR_TYPES, base_name, dotted
 
 if TYPE_CHECKING:  # pragma: no cover
     from .context import Context
@@ -107,7 +107,7 @@ def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[st
         if attr in ("data", "T", "mT", "H", "real", "imag"):
             inner = kind(expr.value, ctx, pos, depth + 1)
             return TENSOR if inner in TENSORISH else None
-        dotted_key = _dotted(expr)
+        dotted_key = dotted(expr)
         if dotted_key and dotted_key in ctx.frame.guards:
             return TENSOR
         if MODULE_NAME.search(attr) and not NOT_MODULE_RECEIVER.search(attr):
@@ -233,7 +233,7 @@ def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]
 def _declared_tensor_function(func: ast.AST, qualname: Optional[str], names: frozenset) -> bool:
     """The callee is one the user declared tensor-returning: by qualified name (`pkg.mod.make`), by its
     dotted text (`self.make`), or, for a declared bare name, by its last component (`make`)."""
-    text = _dotted(func)
+    text = dotted(func)
     return bool(text) and (text in names or qualname in names or text.rsplit(".", 1)[-1] in names)
 
 
@@ -312,15 +312,9 @@ def _is_module_class(cls: ast.ClassDef, ctx: "Context") -> bool:
     for base in cls.bases:
         q = ctx.facts.qualname(base) or ""
         if q.startswith("torch.nn.") or (isinstance(base, (ast.Name, ast.Attribute)) and
-                                          (_dotted(base) or "").endswith(("Module", "Model", "Net"))):
+                                          (dotted(base) or "").endswith(("Module", "Model", "Net"))):
             return True
     return False
-
-
-def _dotted(expr: ast.AST) -> Optional[str]:
-    from .facts import dotted
-
-    return dotted(expr)
 
 
 def is_param_like(expr: ast.AST, ctx: "Context") -> bool:

@@ -89,9 +89,6 @@ class Scope:
                     break
         return found
 
-    def rebound_between(self, name: str, start: Pos, end: Pos) -> bool:
-        return any(start < b.pos < end for b in self.bindings.get(name, ()))
-
     def loads_after(self, name: str, pos: Pos) -> list[Pos]:
         return [p for p in self.loads.get(name, ()) if p > pos]
 
@@ -334,22 +331,21 @@ class FileFacts:
 
 
 def _tensor_guards(test: ast.expr, facts: FileFacts) -> frozenset:
-    names = set()
-    for n in ast.walk(test):
-        if isinstance(n, ast.Call) and n.args:
-            q = facts.qualname(n.func)
-            target = n.args[0]
-            if q == "torch.is_tensor" or (
-                isinstance(n.func, ast.Name)
-                and n.func.id == "isinstance"
-                and len(n.args) == 2
-                and any(facts.qualname(t) in TENSOR_TYPES or _last(t) in ("Tensor", "Parameter")
-                        for t in (n.args[1].elts if isinstance(n.args[1], ast.Tuple) else [n.args[1]]))
-            ):
-                key = dotted(target)
-                if key:
-                    names.add(key)
-    return frozenset(names)
+    """Names an `if` test proves to be tensors: `isinstance(x, torch.Tensor)` or `torch.is_tensor(x)`,
+    alone or as a conjunct of `and`; not under `not` / `or`, nor with a non-tensor type in the tuple."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return frozenset().union(*(_tensor_guards(v, facts) for v in test.values))
+    if not (isinstance(test, ast.Call) and test.args):
+        return frozenset()
+    types = test.args[1] if len(test.args) == 2 else None
+    if facts.qualname(test.func) == "torch.is_tensor" or (
+        isinstance(test.func, ast.Name) and test.func.id == "isinstance" and types is not None
+        and all(facts.qualname(t) in TENSOR_TYPES or _last(t) in ("Tensor", "Parameter")
+                for t in (types.elts if isinstance(types, ast.Tuple) else [types]))
+    ):
+        key = dotted(test.args[0])
+        return frozenset({key}) if key else frozenset()
+    return frozenset()
 
 
 def _last(expr: ast.AST) -> Optional[str]:

@@ -37,3 +37,15 @@ def test_a_def_line_inside_a_string_falls_back_to_the_whole_file():
 def test_a_syntax_error_in_a_def_no_rule_looks_at_is_left_to_flake8():
     source = "import torch\n\n\ndef broken(:\n    pass\n\n\ndef f(y):\n    z = y.detach()\n    z += 1\n    return y\n"
     assert [(f.line, f.code) for f in analyse(source, "t.py", RULES).findings] == [(10, "TEN101")]
+
+
+@pytest.mark.parametrize("test, guarded", [
+    ("isinstance(x, torch.Tensor)", True),
+    ("ok and torch.is_tensor(x)", True),
+    ("not isinstance(x, torch.Tensor)", False),
+    ("isinstance(x, (list, torch.Tensor))", False),
+    ("ok or isinstance(x, torch.Tensor)", False),
+])
+def test_only_a_proving_isinstance_guard_makes_a_name_a_tensor(test, guarded):
+    source = f"import copy\nimport torch\n\n\ndef f(x, ok):\n    if {test}:\n        return copy.copy(x)\n"
+    assert bool(analyse(source, "t.py", RULES).findings) is guarded

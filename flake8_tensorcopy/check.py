@@ -7,7 +7,6 @@ import re
 import sys
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Optional, Sequence, TextIO
 
@@ -148,6 +147,8 @@ def run(tasks: list[Task], jobs: int, progress: Progress) -> list[FileReport]:
     workers = min(jobs, len(tasks) // FILES_PER_WORKER)
     reports = []
     if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor  # imported only when a pool pays
+
         with ProcessPoolExecutor(max_workers=workers) as pool:
             for report in pool.map(check_file, tasks, chunksize=max(1, len(tasks) // (workers * 8))):
                 reports.append(report)

@@ -1,4 +1,4 @@
-"""The standalone command: `flake8-tensorcopy check|explain|rules`."""
+"""The standalone command: `flake8-tensorcopy check|fix|explain|rules`."""
 from __future__ import annotations
 
 import argparse
@@ -11,11 +11,22 @@ from .check import Options, run_check
 from .config import ConfigError, load_config_file
 from .formats import FORMATS
 from .rules import BY_CODE, RULES
-from .fixcmd import add_fix_parser  # noqa: I100  (the fix command keeps its options in its own module)
+
+
+FIX_DESCRIPTION = """Rewrite files with the findings' fixes, or show (--diff) / test (--check) them.
+
+Exit codes: 0 nothing left to report; 1 findings remain, or with --diff / --check fixes would be made;
+2 a usage error, a file that could not be read, decoded, parsed or written, an internal error, or an
+interrupt (files already written are fully fixed, the others untouched).
+"""
 
 
 def comma_list(text: str) -> list[str]:
     return [c.strip() for c in text.split(",") if c.strip()]
+
+
+def code_list(text: str) -> list[str]:
+    return [c.upper() for c in comma_list(text)]
 
 
 def cmd_check(args) -> int:
@@ -32,6 +43,12 @@ def cmd_check(args) -> int:
                    config=config, jobs=args.jobs, format=args.format, show_source=args.show_source,
                    quiet=args.quiet)
     return run_check(opts)
+
+
+def cmd_fix(args) -> int:
+    from .fixcmd import cmd_fix as run_fix  # LibCST is imported only to fix: `check` starts faster
+
+    return run_fix(args)
 
 
 def cmd_explain(args) -> int:
@@ -82,7 +99,18 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--show-source", action="store_true", help="print the line and a caret")
     check.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     check.set_defaults(func=cmd_check)
-    add_fix_parser(sub)
+    fix = sub.add_parser("fix", help="apply the fixes (safe ones; unsafe with --unsafe-fixes)",
+                         description=FIX_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    fix.add_argument("paths", nargs="+", metavar="PATH", help="files or folders; '-' reads stdin, writes stdout")
+    mode = fix.add_mutually_exclusive_group()
+    mode.add_argument("--diff", action="store_true", help="print a unified diff, write nothing")
+    mode.add_argument("--check", action="store_true", help="write nothing, only set the exit code")
+    fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change behaviour")
+    for opt in ("--select", "--ignore", "--extend-select"):
+        fix.add_argument(opt, type=code_list, default=[], metavar="CODES")
+    fix.add_argument("--stdin-filename", help="the name of the file read from stdin, for messages")
+    fix.add_argument("-j", "--jobs", type=int, default=0, help="processes (default: all cores)")
+    fix.set_defaults(func=cmd_fix)
     explain = sub.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code")
     explain.set_defaults(func=cmd_explain)

@@ -1,12 +1,9 @@
 """`flake8-tensorcopy fix`: rewrite files with the findings' fixes, or show (`--diff`) / test (`--check`).
 
-Exit codes: 0 nothing left to report; 1 findings remain, or with --diff / --check fixes would be made;
-2 a usage error, a file that could not be read, decoded, parsed or written, an internal error, or an
-interrupt (files already written are fully fixed, the others untouched).
+Its options and exit codes are defined in cli.py, which imports this module (and LibCST) only to fix.
 """
 from __future__ import annotations
 
-import argparse
 import difflib
 import os
 import re
@@ -50,25 +47,6 @@ class Report:
     error: Optional[str] = None  # the file is left untouched
     skipped: Optional[str] = None  # not a file to fix (a symlink out of the tree), said so
     rule_errors: list[str] = field(default_factory=list)
-
-
-def add_fix_parser(sub) -> None:
-    fix = sub.add_parser("fix", help="apply the fixes (safe ones; unsafe with --unsafe-fixes)",
-                         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    fix.add_argument("paths", nargs="+", metavar="PATH", help="files or folders; '-' reads stdin, writes stdout")
-    mode = fix.add_mutually_exclusive_group()
-    mode.add_argument("--diff", action="store_true", help="print a unified diff, write nothing")
-    mode.add_argument("--check", action="store_true", help="write nothing, only set the exit code")
-    fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change behaviour")
-    for opt in ("--select", "--ignore", "--extend-select"):
-        fix.add_argument(opt, type=_codes, default=[], metavar="CODES")
-    fix.add_argument("--stdin-filename", help="the name of the file read from stdin, for messages")
-    fix.add_argument("-j", "--jobs", type=int, default=0, help="processes (default: all cores)")
-    fix.set_defaults(func=cmd_fix)
-
-
-def _codes(text: str) -> list[str]:
-    return [c.strip().upper() for c in text.split(",") if c.strip()]
 
 
 def cmd_fix(args) -> int:

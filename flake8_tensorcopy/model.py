@@ -5,7 +5,7 @@ import ast
 import enum
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, Optional
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, Iterator, Optional, Union
 
 if TYPE_CHECKING:  # pragma: no cover
     from .context import Context
@@ -49,6 +49,35 @@ class Finding:
         return f"{self.code} {self.message}"
 
 
+class Trigger:
+    """The text a rule needs before it can fire: any of `patterns`, each searched on its own (CPython's
+    regex engine jumps to a pattern's literal prefix, but tries an alternation or a `(?m)^` at every
+    character). With `line_start`, a match counts only when the text before it on its line
+    fullmatches that pattern."""
+
+    def __init__(self, *patterns: str, line_start: Optional[str] = None):
+        self.patterns = tuple(re.compile(p) for p in patterns)
+        self.line_start = re.compile(line_start) if line_start is not None else None
+
+    def finditer(self, source: str) -> Iterator[re.Match]:
+        for pattern in self.patterns:
+            for m in pattern.finditer(source):
+                start = m.start()
+                if self.line_start is None or self.line_start.fullmatch(source, source.rfind("\n", 0, start) + 1,
+                                                                        start):
+                    yield m
+
+    def search(self, source: str) -> Optional[re.Match]:
+        return next(self.finditer(source), None)
+
+    @classmethod
+    def of(cls, spec: Union[str, tuple, "Trigger"]) -> "Trigger":
+        """A rule module's TRIGGER / HOT: one regex, a tuple of them (any), or a Trigger."""
+        if isinstance(spec, Trigger):
+            return spec
+        return cls(*spec) if isinstance(spec, tuple) else cls(spec)
+
+
 @dataclass(frozen=True)
 class RuleSpec:
     """Everything a rule says about itself; the docstring holds the documentation."""
@@ -58,13 +87,13 @@ class RuleSpec:
     message: str
     nodes: tuple[type, ...]
     check: Callable[[ast.AST, "Context"], Iterable[Finding]]
-    trigger: re.Pattern
+    trigger: Trigger
     claim: str
     doc: str
     fix_safety: FixSafety = FixSafety.NONE
     default_on: bool = True
     summary: str = ""
-    hot: Optional[re.Pattern] = None  # where findings can be; defaults to `trigger`
+    hot: Optional[Trigger] = None  # where findings can be; defaults to `trigger`
     docs_sections: ClassVar[tuple[str, ...]] = (
         "What it does",
         "Why is this bad?",

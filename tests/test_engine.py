@@ -1,10 +1,13 @@
 """The engine's shortcuts change nothing a rule sees: the pre-filter, the partial parse, the skipped defs."""
 import ast
+import subprocess
+import sys
 
 import pytest
 
 from fixture_tools import FIXTURES
 from flake8_tensorcopy.engine import analyse, match_lines, parse_hot
+from flake8_tensorcopy.model import Trigger
 from flake8_tensorcopy.rules import RULES
 
 FIXTURE_FILES = sorted(FIXTURES.glob("TEN*/*.py"))
@@ -49,3 +52,20 @@ def test_a_syntax_error_in_a_def_no_rule_looks_at_is_left_to_flake8():
 def test_only_a_proving_isinstance_guard_makes_a_name_a_tensor(test, guarded):
     source = f"import copy\nimport torch\n\n\ndef f(x, ok):\n    if {test}:\n        return copy.copy(x)\n"
     assert bool(analyse(source, "t.py", RULES).findings) is guarded
+
+
+def test_a_trigger_is_any_of_its_patterns_and_honours_its_line_start():
+    trigger = Trigger(r"\.to\(", r"deepcopy\(", line_start=r"[ \t]*[\w.]*")
+    source = "x = y.to(d)\n    y.to(d)\nz = deepcopy(w)\ncopy.deepcopy(w)\n"
+    assert [source.count("\n", 0, m.start()) + 1 for m in trigger.finditer(source)] == [2, 4]
+    assert trigger.search(source).start() == source.index(".to(", 12)
+    assert Trigger("a", "b").search("xxb") and not Trigger("a", "b").search("xyz")
+    assert Trigger.of(("a", "b")).patterns[1].pattern == "b" and Trigger.of(trigger) is trigger
+
+
+def test_check_does_not_import_libcst():  # LibCST is the fixer's; `check` starts without it
+    code = ("import sys; from flake8_tensorcopy.cli import main; main(['check', '-q', sys.argv[1]]); "
+            "assert 'libcst' not in sys.modules, 'libcst imported'")
+    fixture = str(FIXTURES / "TEN101" / "bad.py")
+    proc = subprocess.run([sys.executable, "-c", code, fixture], capture_output=True, text=True)
+    assert proc.returncode == 0 and "TEN101" in proc.stdout, proc.stderr

@@ -1,11 +1,10 @@
 """The explicit registry of rules. A rule is one module; `spec_from_module` reads its spec."""
 from __future__ import annotations
 
-import re
 from importlib import import_module
 from types import ModuleType
 
-from ..model import FixSafety, RuleSpec
+from ..model import FixSafety, RuleSpec, Trigger
 
 
 def spec_from_module(module: ModuleType) -> RuleSpec:
@@ -17,10 +16,10 @@ def spec_from_module(module: ModuleType) -> RuleSpec:
         message=module.MESSAGE,
         nodes=tuple(module.NODES),
         check=module.check,
-        trigger=re.compile(module.TRIGGER) if isinstance(module.TRIGGER, str) else module.TRIGGER,
+        trigger=Trigger.of(module.TRIGGER),
         claim=module.CLAIM,
         doc=doc,
-        hot=re.compile(getattr(module, "HOT", module.TRIGGER)),
+        hot=Trigger.of(getattr(module, "HOT", module.TRIGGER)),
         fix_safety=getattr(module, "FIX", FixSafety.NONE),
         default_on=getattr(module, "DEFAULT_ON", True),
         summary=summary,

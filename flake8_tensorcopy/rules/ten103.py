@@ -73,7 +73,7 @@ MESSAGE = ("in-place write to '{alias}', which shares memory with '{source}' ({h
            "too{where}; copy with {copy}")
 ON_CPU = " when it is a CPU tensor (a CUDA tensor needs .cpu(), which copies: CPU and GPU runs differ)"
 FIX = FixSafety.UNSAFE
-TRIGGER = r"\.numpy\(|from_numpy|asarray"
+TRIGGER = (r"\.numpy\(", "from_numpy", "asarray")  # any of
 NODES = (ast.Assign, ast.AugAssign, ast.Expr)
 CLAIM = ("On a CPU tensor t, a = t.detach().cpu().numpy() and u = torch.from_numpy(arr) share memory: "
          "an in-place write into a changes t, and into u changes arr; .copy() / .clone() at the alias "

@@ -56,15 +56,15 @@ from ..aliasing import named
 import re
 
 from ..evidence import MODULE, NDARRAY, NOT_MODULE_RECEIVER, OPTIMIZER, PARAM, STATE_DICT, TENSORISH
-from ..model import FixSafety
+from ..model import FixSafety, Trigger
 
 CODE = "TEN104"
 NAME = "copy-result-discarded"
 MESSAGE = "result of {call} is discarded: the call returns its result and leaves '{source}' unchanged; {advice}"
 FIX = FixSafety.UNSAFE
-# A statement that starts with `name(.attr)*([...])*.method(` or `deepcopy(`: bare calls only.
-TRIGGER = (r"(?m)^[ \t]*[\w.]+(?:\[[^\]\n]*\])*\.(?:detach|clone|to|cpu|cuda|float|half|double|bfloat16|long|"
-           r"int|bool|contiguous)\(|^[ \t]*[\w.]*deepcopy\(")
+# A line that starts with `name(.attr)*([...])*.method(` or `deepcopy(`: bare calls only.
+TRIGGER = Trigger(r"\.(?:detach|clone|to|cpu|cuda|float|half|double|bfloat16|long|int|bool|contiguous)\(",
+                  r"deepcopy\(", line_start=r"[ \t]*[\w.]*(?:\[[^\]\n]*\])*")
 NODES = (ast.Expr,)
 CLAIM = ("x.detach(), x.clone(), x.to(torch.float64), x.double(), x.float() and copy.deepcopy(x) as "
          "statements leave x unchanged (same object, dtype, requires_grad and grad_fn); x = x.to(...) "

@@ -111,6 +111,25 @@ def parse_hot(source: str, filename: str, hot: Optional[list[int]]) -> tuple[ast
     return parse(source, filename), False
 
 
+def tree_for(source: str, filename: str, active: Sequence[RuleSpec], found: Optional[list[int]]) -> ast.Module:
+    """The tree the rules see: partial (see parse_hot) only where that cannot change a finding. The whole
+    file is parsed for a rule that reads other defs (WHOLE_FILE), for a hot import (its names can be
+    called anywhere), and for hot module-level code (its rules walk the module, defs included)."""
+    if any(r.whole_file for r in active):
+        return parse(source, filename)
+    tree, partial = parse_hot(source, filename, found)
+    if partial and (hot_lines(found, tree) is None or _hot_module_code(found, tree)):
+        tree = parse(source, filename)
+    return tree
+
+
+def _hot_module_code(found: list[int], tree: ast.Module) -> bool:
+    """A hot line outside every top-level def and class."""
+    spans = [(min([d.lineno for d in n.decorator_list] + [n.lineno]), n.end_lineno) for n in tree.body
+             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    return any(not any(first <= line <= last for first, last in spans) for line in found)
+
+
 def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = RULES,
             tree: Optional[ast.Module] = None, tensor_functions: Iterable[str] = ()) -> Result:
     """Findings for one file's source text. Raises AnalysisError for a file that cannot be parsed.
@@ -121,9 +140,7 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
         return Result()
     found = match_lines(source, active)
     if tree is None:
-        tree, partial = parse_hot(source, filename, found)
-        if partial and hot_lines(found, tree) is None:
-            tree = parse(source, filename)  # a hot import (`from copy import copy as c`): calls can be anywhere
+        tree = tree_for(source, filename, active, found)
     lines = physical_lines(source)
     by_type: dict[type, list[RuleSpec]] = {}
     for rule in active:

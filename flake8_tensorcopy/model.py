@@ -94,6 +94,7 @@ class RuleSpec:
     default_on: bool = True
     summary: str = ""
     hot: Optional[Trigger] = None  # where findings can be; defaults to `trigger`
+    whole_file: bool = False  # reads defs other than the one it reports in: never a partial tree
     docs_sections: ClassVar[tuple[str, ...]] = (
         "What it does",
         "Why is this bad?",

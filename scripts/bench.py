@@ -32,7 +32,7 @@ from corpus import python_files, read_source  # noqa: E402
 from flake8_tensorcopy import __version__  # noqa: E402
 from flake8_tensorcopy.context import Context  # noqa: E402
 from flake8_tensorcopy import engine  # noqa: E402
-from flake8_tensorcopy.engine import AnalysisError, analyse, could_fire, parse  # noqa: E402
+from flake8_tensorcopy.engine import AnalysisError, analyse, could_fire  # noqa: E402
 from flake8_tensorcopy.facts import FileFacts  # noqa: E402
 from flake8_tensorcopy.rules import RULES  # noqa: E402
 
@@ -148,9 +148,7 @@ def phases(files: list[str]) -> dict[str, float]:
             continue
         try:  # as engine.analyse does it: only the defs with trigger text are parsed and walked
             found = engine.match_lines(source, active)
-            tree, partial = engine.parse_hot(source, path, found)
-            if partial and engine.hot_lines(found, tree) is None:
-                tree = parse(source, path)
+            tree = engine.tree_for(source, path, active, found)
         except AnalysisError:
             continue
         d = clock()

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from fixture_tools import FIXTURES
-from flake8_tensorcopy.engine import analyse, match_lines, parse_hot
+from flake8_tensorcopy.engine import analyse, could_fire, match_lines, parse_hot, tree_for
 from flake8_tensorcopy.model import Trigger
 from flake8_tensorcopy.rules import RULES
 
@@ -35,6 +35,26 @@ def test_a_def_line_inside_a_string_falls_back_to_the_whole_file():
     source = 'import torch\nDOC = """\ndef not_code():\n"""\n\n\ndef f(y):\n    z = y.detach()\n'
     tree, _ = parse_hot(source, "t.py", match_lines(source, RULES))
     assert ast.dump(tree) == ast.dump(ast.parse(source))
+
+
+@pytest.mark.parametrize("source", [
+    # TEN401 reads every def: a backward() through the accumulator in another function is intended
+    "import torch\n\n\ndef backprop(total):\n    total.backward()\n\n\ndef main():\n    total = 0\n"
+    "    for x, y in loader:\n        loss = crit(model(x), y)\n        loss.backward()\n        opt.step()\n"
+    "        total += loss\n    backprop(total)\n",
+])
+def test_rules_that_read_beyond_their_def_see_the_whole_file(source):
+    full = analyse(source, "t.py", RULES, tree=ast.parse(source))
+    assert positions(analyse(source, "t.py", RULES).findings) == positions(full.findings)
+
+
+def test_hot_module_level_code_gets_the_whole_tree():  # its rules walk the module, defs included
+    cold = "def helper(w):\n    return w - w0\n\n\n"
+    for module_code, whole in (("", False), ("w0 = model.weight.clone()\n", True)):
+        source = f"import torch\n\n\n{cold}def f(y):\n    z = y.detach()\n\n\n{module_code}"
+        active = could_fire(source, RULES)
+        tree = tree_for(source, "t.py", active, match_lines(source, active))
+        assert any(getattr(n, "name", "") == "helper" for n in tree.body) is whole
 
 
 def test_a_syntax_error_in_a_def_no_rule_looks_at_is_left_to_flake8():

@@ -20,6 +20,7 @@ def spec_from_module(module: ModuleType) -> RuleSpec:
         claim=module.CLAIM,
         doc=doc,
         hot=Trigger.of(getattr(module, "HOT", module.TRIGGER)),
+        whole_file=getattr(module, "WHOLE_FILE", False),
         fix_safety=getattr(module, "FIX", FixSafety.NONE),
         default_on=getattr(module, "DEFAULT_ON", True),
         summary=summary,

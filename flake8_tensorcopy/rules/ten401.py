@@ -77,6 +77,7 @@ MESSAGE = ("'{value}' is accumulated into '{acc}' with its autograd graph: every
 FIX = FixSafety.UNSAFE
 TRIGGER = r"(?s)\A(?=.*\.(?:backward|step)\()(?=.*(?:\+=|\.(?:append|insert|appendleft)\())"
 HOT = r"\+=|\.(?:append|insert|appendleft)\("  # where findings are
+WHOLE_FILE = True  # backward() calls and helper defs anywhere in the file decide
 NODES = (ast.AugAssign, ast.Expr)
 CLAIM = ("A graph-attached loss accumulated across a loop keeps every step's graph reachable: without "
          "a backward through it, each step's saved activations stay alive (weak references to them "

@@ -5,7 +5,6 @@ Every adapter (flake8 plugin, `check`, `fix`) calls `analyse`; nothing else deci
 from __future__ import annotations
 
 import ast
-import bisect
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from typing import Iterable, Optional, Sequence
 from .context import Context
 from .facts import FileFacts
 from .model import Finding, RuleSpec
+from .partial import parse_partial
 from .rules import RULES
 
 
@@ -73,61 +73,21 @@ def hot_lines(found: Optional[list[int]], tree: ast.Module) -> Optional[list[int
     return None if imports.intersection(found) else found
 
 
-TOP_LEVEL_DEF = re.compile(r"^(?:@|def |async def |class )", re.M)
 IMPORT_LINE = re.compile(r"[ \t]*(?:from[ \t]+\S+[ \t]+)?import[ \t]")
 
 
-def parse_hot(source: str, filename: str, hot: Optional[list[int]]) -> tuple[ast.Module, bool]:
-    """Parse only what a rule could fire in: module-level code before the first top-level def or class,
-    and the top-level defs / classes that hold a hot line. The others become blank lines, so line
-    numbers stay; if that text does not parse (a `def` line inside a string), the whole file is parsed.
-    A syntax error inside a def no rule looks at is therefore not reported (flake8 reports E999).
-    Returns the tree and whether it is partial."""
-    lines = source.split("\n")
-    if hot is None or any(IMPORT_LINE.match(lines[n - 1]) for n in hot):
-        return parse(source, filename), False  # a hot import: its calls can be anywhere
-    starts = [m.start() for m in TOP_LEVEL_DEF.finditer(source)]
-    if not starts:
-        return parse(source, filename), False
-    bounds, line, last = [], 1, 0
-    for offset in starts:
-        line += source.count("\n", last, offset)
-        last = offset
-        bounds.append(line)
-    bounds.append(len(lines) + 1)
-    blanked = False
-    for first, end in zip(bounds, bounds[1:]):
-        i = bisect.bisect_left(hot, first)
-        if i == len(hot) or hot[i] >= end:  # no hot line in [first, end)
-            lines[first - 1:end - 1] = [""] * (end - first)
-            blanked = True
-    if blanked:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return ast.parse("\n".join(lines), filename), True
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            pass
-    return parse(source, filename), False
-
-
 def tree_for(source: str, filename: str, active: Sequence[RuleSpec], found: Optional[list[int]]) -> ast.Module:
-    """The tree the rules see: partial (see parse_hot) only where that cannot change a finding. The whole
-    file is parsed for a rule that reads other defs (WHOLE_FILE), for a hot import (its names can be
-    called anywhere), and for hot module-level code (its rules walk the module, defs included)."""
-    if any(r.whole_file for r in active):
-        return parse(source, filename)
-    tree, partial = parse_hot(source, filename, found)
-    if partial and (hot_lines(found, tree) is None or _hot_module_code(found, tree)):
-        tree = parse(source, filename)
-    return tree
-
-
-def _hot_module_code(found: list[int], tree: ast.Module) -> bool:
-    """A hot line outside every top-level def and class."""
-    spans = [(min([d.lineno for d in n.decorator_list] + [n.lineno]), n.end_lineno) for n in tree.body
-             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
-    return any(not any(first <= line <= last for first, last in spans) for line in found)
+    """The tree the rules see: partial (cold defs stubbed, see partial.py) where that cannot change a
+    finding. The whole file is parsed for a rule that reads other defs (WHOLE_FILE) and for a hot import
+    (its names can be called anywhere). A syntax error inside a stubbed def is not reported (flake8
+    reports E999)."""
+    if found is not None and not any(r.whole_file for r in active):
+        lines = source.split("\n", found[-1]) if found else []
+        if not any(IMPORT_LINE.match(lines[n - 1]) for n in found):
+            tree = parse_partial(source, found)
+            if tree is not None:
+                return tree
+    return parse(source, filename)
 
 
 def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = RULES,

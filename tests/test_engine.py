@@ -6,8 +6,9 @@ import sys
 import pytest
 
 from fixture_tools import FIXTURES
-from flake8_tensorcopy.engine import analyse, could_fire, match_lines, parse_hot, tree_for
+from flake8_tensorcopy.engine import analyse, match_lines
 from flake8_tensorcopy.model import Trigger
+from flake8_tensorcopy.partial import parse_partial
 from flake8_tensorcopy.rules import RULES
 
 FIXTURE_FILES = sorted(FIXTURES.glob("TEN*/*.py"))
@@ -24,17 +25,25 @@ def test_partial_parse_and_skipped_defs_find_what_a_full_walk_finds(path):
     assert positions(analyse(source, str(path), RULES).findings) == positions(full.findings)
 
 
-def test_partial_parse_blanks_only_defs_without_trigger_text_and_keeps_line_numbers():
-    source = "import torch\n\n\ndef cold():\n    return 1\n\n\n@decorated\ndef hot(y):\n    z = y.detach()\n"
-    tree, _ = parse_hot(source, "t.py", match_lines(source, RULES))
-    assert [type(n).__name__ for n in tree.body] == ["Import", "FunctionDef"]
-    assert tree.body[1].name == "hot" and tree.body[1].lineno == 9
+def test_the_partial_parse_stubs_cold_defs_and_keeps_names_and_line_numbers():
+    source = ("import torch\n\n\ndef cold():\n    return 1\n\n\n@decorated\nclass Model:\n    def cold(self):\n"
+              "        return 2\n\n    def hot(self, y):\n        z = y.detach()\n")
+    tree = parse_partial(source, match_lines(source, RULES))
+    assert ast.unparse(tree).split("\n") == [
+        "import torch", "", "def cold():", "    pass", "", "@decorated", "class Model:", "", "    def cold():",
+        "        pass", "", "    def hot(self, y):", "        z = y.detach()"]
+    assert [(n.name, n.lineno) for n in tree.body[1:]] == [("cold", 4), ("Model", 9)]
+    assert tree.body[2].body[1].lineno == 13
 
 
-def test_a_def_line_inside_a_string_falls_back_to_the_whole_file():
-    source = 'import torch\nDOC = """\ndef not_code():\n"""\n\n\ndef f(y):\n    z = y.detach()\n'
-    tree, _ = parse_hot(source, "t.py", match_lines(source, RULES))
-    assert ast.dump(tree) == ast.dump(ast.parse(source))
+@pytest.mark.parametrize("source", [
+    'import torch\nDOC = """\ndef not_code():\n"""\n\n\ndef f(y):\n    z = y.detach()\n',  # a def in a string
+    "import torch\n\n\ndef f(y):\n    z = y.detach()\n\n\nw = v.detach()\n",  # hot module-level code
+    "import torch\n\n\nclass M:\n    w = v.detach()\n\n    def f(self):\n        pass\n",  # hot class body
+    "def f(y):\n    s = '''\ndef g():\n'''\n\n\ndef h(y):\n    z = y.detach()\n",  # a string crosses a unit
+])
+def test_the_whole_file_is_parsed_where_a_partial_tree_could_mislead(source):
+    assert parse_partial(source, match_lines(source, RULES)) is None
 
 
 @pytest.mark.parametrize("source", [
@@ -48,13 +57,10 @@ def test_rules_that_read_beyond_their_def_see_the_whole_file(source):
     assert positions(analyse(source, "t.py", RULES).findings) == positions(full.findings)
 
 
-def test_hot_module_level_code_gets_the_whole_tree():  # its rules walk the module, defs included
-    cold = "def helper(w):\n    return w - w0\n\n\n"
-    for module_code, whole in (("", False), ("w0 = model.weight.clone()\n", True)):
-        source = f"import torch\n\n\n{cold}def f(y):\n    z = y.detach()\n\n\n{module_code}"
-        active = could_fire(source, RULES)
-        tree = tree_for(source, "t.py", active, match_lines(source, active))
-        assert any(getattr(n, "name", "") == "helper" for n in tree.body) is whole
+def test_module_level_bindings_after_a_cold_def_are_kept():  # `weights` is a tensor for f
+    source = ("import copy\nimport torch\n\n\ndef f():\n    return copy.copy(weights)\n\n\ndef g():\n    pass\n\n\n"
+              "weights = torch.zeros(3)\n")
+    assert [f.code for f in analyse(source, "t.py", RULES).findings] == ["TEN202"]
 
 
 def test_a_syntax_error_in_a_def_no_rule_looks_at_is_left_to_flake8():

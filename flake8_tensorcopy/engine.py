@@ -101,13 +101,12 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
     found = match_lines(source, active)
     if tree is None:
         tree = tree_for(source, filename, active, found)
-    lines = physical_lines(source)
     by_type: dict[type, list[RuleSpec]] = {}
     for rule in active:
         for node_type in rule.nodes:
             by_type.setdefault(node_type, []).append(rule)
     try:
-        facts = FileFacts(tree, lines, tuple(by_type), hot_lines(found, tree))
+        facts = FileFacts(tree, source, tuple(by_type), hot_lines(found, tree))
     except RecursionError:
         raise AnalysisError("too deeply nested to analyse") from None
     facts.tensor_functions = frozenset(tensor_functions)
@@ -144,15 +143,6 @@ def parse(source: str, filename: str) -> ast.Module:
         raise AnalysisError(f"cannot parse: too deeply nested ({type(exc).__name__})") from None
     except ValueError as exc:  # null bytes on older Pythons
         raise AnalysisError(f"cannot parse: {exc}".split("\n")[0]) from None
-
-
-LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-
-
-def physical_lines(source: str) -> list[str]:
-    """The lines as Python numbers them (ends kept): only \\r\\n, \\r and \\n end a line, whereas
-    str.splitlines also splits at form feeds, \\x1c-\\x1e, \\x85 and \\u2028, shifting every line after."""
-    return LINE.findall(source)
 
 
 NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
@@ -23,6 +24,11 @@ GRAD_ON_CALLS = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
 SET_GRAD = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
 TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 TRAINING_CALLS = frozenset({"backward", "step"})
+# The node types the walk looks at itself; it only passes through the others.
+SPECIAL = frozenset({ast.Name, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Assign,
+                     ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.While, ast.With,
+                     ast.AsyncWith, ast.If, ast.Import, ast.ImportFrom, ast.Delete, ast.ExceptHandler, ast.Expr,
+                     ast.Call} | ({MATCH_CASE} if MATCH_CASE else set()))
 # Functions whose job is to write parameters, gradients or optimizer / EMA state on purpose.
 PARAM_UPDATE_FUNC = re.compile(
     r"(^__init__$|init|reset|^_?build|fuse|merge|convert|load|from_pretrained|copy_?param|resize|"
@@ -115,13 +121,13 @@ class FileFacts:
 
     tensor_functions: frozenset = frozenset()  # user-declared tensor-returning functions (config)
 
-    def __init__(self, tree: ast.Module, lines: list[str], wanted: tuple[type, ...],
+    def __init__(self, tree: ast.Module, source: str, wanted: tuple[type, ...],
                  hot_lines: Optional[list[int]] = None):
         """`hot_lines`, sorted, are the lines where some rule's trigger text occurs: a function or
         class that holds none of them is bound but not walked (no rule could fire inside it)."""
         self.tree = tree
         self._hot = hot_lines
-        self.lines = lines
+        self.source = source
         self.aliases: dict[str, str] = {}
         self.training_loops: set[int] = set()
         self.classes_with_state_dict: set[str] = set()
@@ -130,6 +136,11 @@ class FileFacts:
         self.module_scope = Scope(tree, None)
         self._wanted = wanted
         self._walk(tree)
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        """The physical lines, split when a rule first reads them (most files report nothing)."""
+        return physical_lines(self.source)
 
     # ---- names -------------------------------------------------------------------------------
     def qualname(self, expr: ast.AST) -> Optional[str]:
@@ -178,6 +189,9 @@ class FileFacts:
             stack.extend(reversed(children))
 
     def _children(self, node: ast.AST, frame: Frame) -> list[tuple[ast.AST, Frame]]:
+        kind = type(node)
+        if kind not in SPECIAL:  # most nodes: an expression part that binds and changes nothing
+            return [] if kind is ast.Constant else [(c, frame) for c in ast.iter_child_nodes(node)]
         scope = frame.scope
         if isinstance(node, ast.Name):
             pos = (node.lineno, node.col_offset)
@@ -423,3 +437,12 @@ def _replace(frame: Frame, **changes) -> Frame:
                                              "block")}
     values.update(changes)
     return Frame(**values)
+
+
+LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def physical_lines(source: str) -> list[str]:
+    """The lines as Python numbers them (ends kept): only \\r\\n, \\r and \\n end a line, whereas
+    str.splitlines also splits at form feeds, \\x1c-\\x1e, \\x85 and \\u2028, shifting every line after."""
+    return LINE.findall(source)

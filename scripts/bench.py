@@ -156,8 +156,7 @@ def phases(files: list[str]) -> dict[str, float]:
         for rule in active:
             for node_type in rule.nodes:
                 by_type.setdefault(node_type, []).append(rule)
-        lines = engine.physical_lines(source)
-        facts = FileFacts(tree, lines, tuple(by_type), engine.hot_lines(found, tree))
+        facts = FileFacts(tree, source, tuple(by_type), engine.hot_lines(found, tree))
         facts.tensor_functions = frozenset()  # as analyse() does, where the engine has that option
         e = clock()
         t["parse"] += d - c

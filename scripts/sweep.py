@@ -1,16 +1,20 @@
 """Run the engine over every .py file of the installed site-packages and report crashes (issue 6).
 
 Every rule runs (opt-in ones too) and, unless --prefilter is given, every file is parsed and walked
-even when no rule's trigger text occurs in it, so the whole engine meets every file.
+even when no rule's trigger text occurs in it, so the whole engine meets every file. With --compare,
+every file is also analysed from its whole tree (as the flake8 plugin does): a file whose findings
+differ from the partial parse's is a mismatch.
 
-    python scripts/sweep.py [--jobs N] [--prefilter] [DIR ...]
+    python scripts/sweep.py [--jobs N] [--prefilter] [--compare] [DIR ...]
 
 Prints files, lines, findings, files that are not valid Python for this interpreter (listed),
-crashes (each with its traceback; there must be none) and the time taken. Exit status 1 on a crash.
+crashes (each with its traceback; there must be none), mismatches (none) and the time taken. Exit
+status 1 on a crash or a mismatch.
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import multiprocessing
 import os
@@ -24,17 +28,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from corpus import read_source  # noqa: E402
 from flake8_tensorcopy import __version__  # noqa: E402
-from flake8_tensorcopy.cli import read_source  # noqa: E402
 from flake8_tensorcopy.engine import AnalysisError, analyse  # noqa: E402
 from flake8_tensorcopy.rules import RULES  # noqa: E402
 
 FORCED = [dataclasses.replace(r, trigger=re.compile("")) for r in RULES]
 
 
-def check_file(args: tuple[str, bool]) -> tuple[str, int, int, str, str]:
-    """(path, lines, findings, outcome, detail): outcome is ok | unparsable | crash."""
-    path, prefilter = args
+def check_file(args: tuple[str, bool, bool]) -> tuple[str, int, int, str, str]:
+    """(path, lines, findings, outcome, detail): outcome is ok | unparsable | crash | mismatch."""
+    path, prefilter, compare = args
     try:
         source = read_source(path)
     except (OSError, UnicodeDecodeError, LookupError, SyntaxError) as exc:
@@ -48,7 +52,16 @@ def check_file(args: tuple[str, bool]) -> tuple[str, int, int, str, str]:
         return path, lines, 0, "crash", traceback.format_exc()
     if result.errors:
         return path, lines, len(result.findings), "crash", "\n".join(result.errors)
+    if compare and result.parsed:
+        whole = analyse(source, path, RULES if prefilter else FORCED, tree=ast.parse(source))
+        if as_tuples(whole.findings) != as_tuples(result.findings):
+            return path, lines, len(result.findings), "mismatch", f"partial {as_tuples(result.findings)}\n" \
+                f"whole {as_tuples(whole.findings)}"
     return path, lines, len(result.findings), "ok", ""
+
+
+def as_tuples(findings) -> list[tuple]:
+    return [(f.line, f.col, f.code, f.message) for f in findings]
 
 
 def python_files(roots: list[str]) -> list[str]:
@@ -60,11 +73,12 @@ def main() -> int:
     parser.add_argument("roots", nargs="*", default=[sysconfig.get_paths()["purelib"]])
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--prefilter", action="store_true", help="skip files no trigger matches, as users run it")
+    parser.add_argument("--compare", action="store_true", help="also analyse each whole tree; report differences")
     args = parser.parse_args()
     files = python_files(args.roots)
     start = time.perf_counter()
     with multiprocessing.Pool(args.jobs) as pool:
-        results = pool.map(check_file, [(f, args.prefilter) for f in files], chunksize=16)
+        results = pool.map(check_file, [(f, args.prefilter, args.compare) for f in files], chunksize=16)
     elapsed = time.perf_counter() - start
     crashes = [r for r in results if r[3] == "crash"]
     unparsable = [r for r in results if r[3] == "unparsable"]
@@ -76,8 +90,13 @@ def main() -> int:
     print(f"crashes: {len(crashes)}")
     for path, _, _, _, detail in crashes:
         print(f"  {path}\n{detail}")
+    mismatches = [r for r in results if r[3] == "mismatch"]
+    if args.compare:
+        print(f"partial-parse mismatches: {len(mismatches)}")
+        for path, _, _, _, detail in mismatches:
+            print(f"  {path}\n{detail}")
     print(f"time: {elapsed:.1f} s with {args.jobs} processes ({'pre-filter on' if args.prefilter else 'every file walked'})")
-    return 1 if crashes else 0
+    return 1 if crashes or mismatches else 0
 
 
 if __name__ == "__main__":

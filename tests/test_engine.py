@@ -95,3 +95,11 @@ def test_check_does_not_import_libcst():  # LibCST is the fixer's; `check` start
     fixture = str(FIXTURES / "TEN101" / "bad.py")
     proc = subprocess.run([sys.executable, "-c", code, fixture], capture_output=True, text=True)
     assert proc.returncode == 0 and "TEN101" in proc.stdout, proc.stderr
+
+
+def test_the_sweep_script_finds_no_crash_and_no_partial_parse_mismatch_in_the_fixtures():
+    root = FIXTURES.parent
+    proc = subprocess.run([sys.executable, str(root / "scripts" / "sweep.py"), "--jobs", "1", "--compare",
+                           str(FIXTURES)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "crashes: 0" in proc.stdout and "partial-parse mismatches: 0" in proc.stdout

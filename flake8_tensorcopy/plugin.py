@@ -22,6 +22,7 @@ class Plugin:
     name = "flake8-tensorcopy"
     version = __version__
     tensor_functions: tuple[str, ...] = ()
+    rules: tuple = RULES  # the rules whose findings flake8 reports (parse_options narrows them)
 
     def __init__(self, tree: ast.AST, lines: list[str], filename: str = "stdin"):
         self.tree = tree
@@ -46,10 +47,11 @@ class Plugin:
         except Exception:  # a broken pyproject.toml is `check`'s to report; flake8 must run
             pass
         cls.tensor_functions = tuple(dict.fromkeys(n for n in names if n))
+        cls.rules = reported_rules(options)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         try:
-            result = analyse("".join(self.lines), self.filename, RULES,
+            result = analyse("".join(self.lines), self.filename, self.rules,
                              tree=self.tree if isinstance(self.tree, ast.Module) else None,
                              tensor_functions=self.tensor_functions)
         except AnalysisError as exc:
@@ -63,3 +65,15 @@ class Plugin:
             yield f.line, f.col, f.text, type(self)
         for error in result.errors:
             yield 1, 0, f"{DIAGNOSTIC} flake8-tensorcopy internal error: {error}", type(self)
+
+
+def reported_rules(options) -> tuple:
+    """The rules whose codes flake8's own decision selects (per-file-ignores and noqa only drop more):
+    opt-in rules cost nothing until selected. When in doubt, every rule (flake8 filters)."""
+    try:
+        from flake8.style_guide import Decision, DecisionEngine
+
+        decide = DecisionEngine(options).decision_for
+        return tuple(r for r in RULES if decide(r.code) is Decision.Selected)
+    except Exception:  # another flake8 version's internals, or options from a test double
+        return RULES

@@ -9,6 +9,8 @@ from flake8_tensorcopy.engine import select_rules
 from flake8_tensorcopy.rules import RULES
 
 OPT_IN = [r.code for r in RULES if r.code.startswith("TEN9")]
+ALL = [r.code for r in RULES]
+DEFAULT = [r.code for r in RULES if r.default_on]
 
 
 def flake8(*args):
@@ -35,3 +37,17 @@ def test_flake8_keeps_opt_in_codes_off_and_extend_select_turns_them_on():
     for code, path in zip(OPT_IN, bads):
         want = {(c, str(line)) for line, _, c in expectations(path) if c == code}
         assert want and want <= enabled, code
+
+
+def test_the_plugin_runs_only_the_rules_flake8_reports(monkeypatch):  # opt-in rules cost nothing until selected
+    from flake8.main.application import Application
+
+    from flake8_tensorcopy.plugin import Plugin
+
+    for name in ("rules", "tensor_functions"):  # parse_options sets them on the class: restored after
+        monkeypatch.setattr(Plugin, name, getattr(Plugin, name))
+    for argv, want in (([], DEFAULT), (["--extend-select", "TEN9"], ALL), (["--select", "TEN903"], ["TEN903"]),
+                       (["--extend-ignore", "TEN1"], [c for c in DEFAULT if not c.startswith("TEN1")]),
+                       (["--select", "E,W"], [])):
+        Application().initialize(["--isolated", *argv])
+        assert [r.code for r in Plugin.rules] == want, argv

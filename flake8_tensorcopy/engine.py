@@ -73,20 +73,15 @@ def hot_lines(found: Optional[list[int]], tree: ast.Module) -> Optional[list[int
     return None if imports.intersection(found) else found
 
 
-IMPORT_LINE = re.compile(r"[ \t]*(?:from[ \t]+\S+[ \t]+)?import[ \t]")
-
-
 def tree_for(source: str, filename: str, active: Sequence[RuleSpec], found: Optional[list[int]]) -> ast.Module:
     """The tree the rules see: partial (cold defs stubbed, see partial.py) where that cannot change a
-    finding. The whole file is parsed for a rule that reads other defs (WHOLE_FILE) and for a hot import
-    (its names can be called anywhere). A syntax error inside a stubbed def is not reported (flake8
-    reports E999)."""
+    finding, else the whole file: for a rule that reads other defs (WHOLE_FILE) and for trigger text
+    outside functions (a module-level import's names can be called anywhere). A syntax error inside a
+    stubbed def is not reported (flake8 reports E999)."""
     if found is not None and not any(r.whole_file for r in active):
-        lines = source.split("\n", found[-1]) if found else []
-        if not any(IMPORT_LINE.match(lines[n - 1]) for n in found):
-            tree = parse_partial(source, found)
-            if tree is not None:
-                return tree
+        tree = parse_partial(source, found)
+        if tree is not None:
+            return tree
     return parse(source, filename)
 
 
@@ -115,14 +110,14 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
     for node, frame in facts.nodes:
         for rule in by_type.get(type(node), ()):
             try:
-                found = list(rule.check(node, Context(facts, frame, node, rule)) or ())
+                reported = list(rule.check(node, Context(facts, frame, node, rule)) or ())
             except RecursionError:
-                found = []
+                reported = []
             except Exception as exc:  # a bug in one rule must not cost the user the others
                 result.errors.append(f"{rule.code} failed at line {getattr(node, 'lineno', '?')}: "
                                      f"{type(exc).__name__}: {exc}".split("\n")[0])
                 continue
-            for f in found:
+            for f in reported:
                 key = (f.line, f.col, f.code)
                 if key not in seen:
                     seen.add(key)

@@ -25,8 +25,9 @@ def parse_partial(source: str, hot: list[int]) -> Optional[ast.Module]:
     """The tree of `source` with its cold defs stubbed; None when the whole file must be parsed."""
     lines = source.split("\n")
     stubs: list[int] = []
-    _stub(lines, 0, len(lines), "", hot, stubs)
-    if not stubs:
+    funcs: list[tuple[int, int]] = []
+    _stub(lines, 0, len(lines), "", hot, stubs, funcs)
+    if not stubs or not _inside(hot, funcs):  # nothing to gain, or hot module / class code: no parse wasted
         return None
     try:
         with warnings.catch_warnings():
@@ -37,15 +38,20 @@ def parse_partial(source: str, hot: list[int]) -> Optional[ast.Module]:
     defs: set[int] = set()
     spans: list[tuple[int, int]] = []
     _outline(tree.body, defs, spans)
-    if not defs.issuperset(n + 1 for n in stubs):
+    if not defs.issuperset(n + 1 for n in stubs) or not _inside(hot, spans):  # the tree has the last word
         return None
-    spans.sort()
-    starts = [a for a, _ in spans]
-    for line in hot:
+    return tree
+
+
+def _inside(lines: list[int], spans: list[tuple[int, int]]) -> bool:
+    """Every line lies in one of the disjoint (first, last) spans."""
+    spans = sorted(spans)
+    starts = [first for first, _ in spans]
+    for line in lines:
         k = bisect.bisect_right(starts, line) - 1
         if k < 0 or spans[k][1] < line:
-            return None
-    return tree
+            return False
+    return True
 
 
 def _outline(body: list, defs: set, spans: list) -> None:
@@ -57,19 +63,18 @@ def _outline(body: list, defs: set, spans: list) -> None:
         elif isinstance(node, ast.ClassDef):
             defs.add(node.lineno)
             _outline(node.body, defs, spans)
-        else:
-            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-                inner = getattr(node, field, None)
-                if isinstance(inner, list) and inner and isinstance(inner[0], (ast.stmt, ast.excepthandler)):
-                    _outline(inner, defs, spans)
-                elif isinstance(inner, list) and field == "cases":
-                    for case in inner:
-                        _outline(case.body, defs, spans)
+        else:  # if / for / while / with / try / except handlers: statements of the same scope
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                _outline(getattr(node, field, None) or [], defs, spans)
+            for case in getattr(node, "cases", ()):
+                _outline(case.body, defs, spans)
 
 
-def _stub(lines: list[str], first: int, end: int, indent: str, hot: list[int], stubs: list[int]) -> None:
+def _stub(lines: list[str], first: int, end: int, indent: str, hot: list[int], stubs: list[int],
+          funcs: list[tuple[int, int]]) -> None:
     """Stub the cold units whose header sits at exactly `indent` in lines[first:end] (0-based) and
-    record the stub lines; hot classes recurse. A line indented less than `indent` ends the block."""
+    record the stub lines and the 1-based (def line, last line) of the hot functions; hot classes
+    recurse. A line indented less than `indent` ends the block."""
     i = first
     while i < end:
         m = HEADER.match(lines[i])
@@ -86,9 +91,12 @@ def _stub(lines: list[str], first: int, end: int, indent: str, hot: list[int], s
         kind, name = NAMED.match(lines[header]).groups()
         k = bisect.bisect_left(hot, i + 1)
         if k < len(hot) and hot[k] <= j:  # a hot line in lines i+1 .. j (1-based)
-            body = _body_indent(lines, header + 1, j, indent) if kind == "class" else None
-            if body is not None:
-                _stub(lines, header + 1, j, body, hot, stubs)
+            if kind == "def":
+                funcs.append((header + 1, j))
+            else:
+                body = _body_indent(lines, header + 1, j, indent)
+                if body is not None:
+                    _stub(lines, header + 1, j, body, hot, stubs, funcs)
         elif _closed(lines, i, j):
             stub = f"{indent}{'def ' + name + '(): pass' if kind == 'def' else 'class ' + name + ': pass'}"
             lines[i:j] = [""] * (j - i)

@@ -24,11 +24,6 @@ GRAD_ON_CALLS = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
 SET_GRAD = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
 TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 TRAINING_CALLS = frozenset({"backward", "step"})
-# The node types the walk looks at itself; it only passes through the others.
-SPECIAL = frozenset({ast.Name, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Assign,
-                     ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.While, ast.With,
-                     ast.AsyncWith, ast.If, ast.Import, ast.ImportFrom, ast.Delete, ast.ExceptHandler, ast.Expr,
-                     ast.Call} | ({MATCH_CASE} if MATCH_CASE else set()))
 # Functions whose job is to write parameters, gradients or optimizer / EMA state on purpose.
 PARAM_UPDATE_FUNC = re.compile(
     r"(^__init__$|init|reset|^_?build|fuse|merge|convert|load|from_pretrained|copy_?param|resize|"
@@ -189,86 +184,102 @@ class FileFacts:
             stack.extend(reversed(children))
 
     def _children(self, node: ast.AST, frame: Frame) -> list[tuple[ast.AST, Frame]]:
-        kind = type(node)
-        if kind not in SPECIAL:  # most nodes: an expression part that binds and changes nothing
-            return [] if kind is ast.Constant else [(c, frame) for c in ast.iter_child_nodes(node)]
+        visit = VISIT.get(type(node))
+        if visit is not None:
+            return visit(self, node, frame)
+        return [] if type(node) is ast.Constant else _plain(node, frame)  # binds and changes nothing
+
+    def _name(self, node: ast.Name, frame: Frame) -> list:
+        if isinstance(node.ctx, ast.Load):
+            frame.scope.loads.setdefault(node.id, []).append((node.lineno, node.col_offset))
+        return []
+
+    def _class(self, node: ast.ClassDef, frame: Frame) -> list:
         scope = frame.scope
-        if isinstance(node, ast.Name):
-            pos = (node.lineno, node.col_offset)
-            if isinstance(node.ctx, ast.Load):
-                scope.loads.setdefault(node.id, []).append(pos)
+        if any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "state_dict" for f in node.body):
+            self.classes_with_state_dict.add(node.name)
+        if scope is not None:
+            scope.bind(Binding(node.name, _pos(node), _end(node), "other", node=node))
+        if self._cold(node):
             return []
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            return self._function(node, frame)
-        if isinstance(node, ast.ClassDef):
-            if any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "state_dict" for f in node.body):
-                self.classes_with_state_dict.add(node.name)
-            if scope is not None:
-                scope.bind(Binding(node.name, _pos(node), _end(node), "other", node=node))
-            if self._cold(node):
-                return []
-            inner = Frame(Scope(node, scope), frame.func, node, frame.grad_disabled, (), frame.guards, frame.funcs)
-            outer = [(d, frame) for d in node.decorator_list] + [(b, frame) for b in node.bases]
-            outer += [(k, frame) for k in node.keywords]
-            return outer + [(s, inner) for s in node.body]
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
-            self._bind_assign(node, frame)
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            for name in _target_names(node.target):
-                scope.bind(Binding(name, _pos(node), _pos(node.iter), "for", value=node.iter, node=node))
-            loop = _replace(frame, loops=frame.loops + (node,), block=_span(node.body))
-            return [(node.target, frame), (node.iter, frame)] + [(s, loop) for s in node.body] + [
-                (s, _branch(frame, node.orelse)) for s in node.orelse
-            ]
-        elif isinstance(node, ast.While):
-            loop = _replace(frame, loops=frame.loops + (node,), block=_span(node.body))
-            return [(node.test, frame)] + [(s, loop) for s in node.body] + [
-                (s, _branch(frame, node.orelse)) for s in node.orelse
-            ]
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            grad = frame.grad_disabled
-            for item in node.items:
-                grad = self._grad_after(item.context_expr, grad)
-                if item.optional_vars is not None:
-                    for name in _target_names(item.optional_vars):
-                        scope.bind(Binding(name, _pos(node), _end(item.context_expr), "with", node=node))
-            inner = frame if grad == frame.grad_disabled else _replace(frame, grad_disabled=grad)
-            return [(i, frame) for i in node.items] + [(s, inner) for s in node.body]
-        elif isinstance(node, ast.If):
-            guarded = _tensor_guards(node.test, self)
-            body = _branch(frame, node.body, frame.guards | guarded)
-            orelse = _branch(frame, node.orelse)
-            return [(node.test, frame)] + [(s, body) for s in node.body] + [(s, orelse) for s in node.orelse]
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            self._import(node)
-            for a in node.names:
-                name = a.asname or a.name.split(".")[0]
-                scope.bind(Binding(name, _pos(node), _end(node), "import", node=node))
-        elif isinstance(node, ast.Delete):
-            for t in node.targets:
-                for name in _target_names(t):
-                    scope.bind(Binding(name, _pos(node), _end(node), "del", node=node))
-        elif isinstance(node, ast.ExceptHandler):
-            if node.name:
-                scope.bind(Binding(node.name, _pos(node), _pos(node), "other", node=node))
-            handler = _branch(frame, node.body)
-            return ([(node.type, frame)] if node.type else []) + [(s, handler) for s in node.body]
-        elif isinstance(node, MATCH_CASE):
-            case = _branch(frame, node.body)
-            return [(node.pattern, frame)] + ([(node.guard, frame)] if node.guard else []) + [
-                (s, case) for s in node.body]
-        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        inner = Frame(Scope(node, scope), frame.func, node, frame.grad_disabled, (), frame.guards, frame.funcs)
+        outer = [(d, frame) for d in node.decorator_list] + [(b, frame) for b in node.bases]
+        outer += [(k, frame) for k in node.keywords]
+        return outer + [(s, inner) for s in node.body]
+
+    def _assign(self, node: ast.AST, frame: Frame) -> list:
+        self._bind_assign(node, frame)
+        return _plain(node, frame)
+
+    def _for(self, node: ast.AST, frame: Frame) -> list:
+        for name in _target_names(node.target):
+            frame.scope.bind(Binding(name, _pos(node), _pos(node.iter), "for", value=node.iter, node=node))
+        loop = _replace(frame, loops=frame.loops + (node,), block=_span(node.body))
+        return [(node.target, frame), (node.iter, frame)] + [(s, loop) for s in node.body] + [
+            (s, _branch(frame, node.orelse)) for s in node.orelse
+        ]
+
+    def _while(self, node: ast.While, frame: Frame) -> list:
+        loop = _replace(frame, loops=frame.loops + (node,), block=_span(node.body))
+        return [(node.test, frame)] + [(s, loop) for s in node.body] + [
+            (s, _branch(frame, node.orelse)) for s in node.orelse
+        ]
+
+    def _with(self, node: ast.AST, frame: Frame) -> list:
+        grad = frame.grad_disabled
+        for item in node.items:
+            grad = self._grad_after(item.context_expr, grad)
+            if item.optional_vars is not None:
+                for name in _target_names(item.optional_vars):
+                    frame.scope.bind(Binding(name, _pos(node), _end(item.context_expr), "with", node=node))
+        inner = frame if grad == frame.grad_disabled else _replace(frame, grad_disabled=grad)
+        return [(i, frame) for i in node.items] + [(s, inner) for s in node.body]
+
+    def _if(self, node: ast.If, frame: Frame) -> list:
+        guarded = _tensor_guards(node.test, self)
+        body = _branch(frame, node.body, frame.guards | guarded)
+        orelse = _branch(frame, node.orelse)
+        return [(node.test, frame)] + [(s, body) for s in node.body] + [(s, orelse) for s in node.orelse]
+
+    def _imports(self, node: ast.AST, frame: Frame) -> list:
+        self._import(node)
+        for a in node.names:
+            name = a.asname or a.name.split(".")[0]
+            frame.scope.bind(Binding(name, _pos(node), _end(node), "import", node=node))
+        return _plain(node, frame)
+
+    def _delete(self, node: ast.Delete, frame: Frame) -> list:
+        for t in node.targets:
+            for name in _target_names(t):
+                frame.scope.bind(Binding(name, _pos(node), _end(node), "del", node=node))
+        return _plain(node, frame)
+
+    def _except(self, node: ast.ExceptHandler, frame: Frame) -> list:
+        if node.name:
+            frame.scope.bind(Binding(node.name, _pos(node), _pos(node), "other", node=node))
+        handler = _branch(frame, node.body)
+        return ([(node.type, frame)] if node.type else []) + [(s, handler) for s in node.body]
+
+    def _case(self, node: ast.AST, frame: Frame) -> list:
+        case = _branch(frame, node.body)
+        return [(node.pattern, frame)] + ([(node.guard, frame)] if node.guard else []) + [
+            (s, case) for s in node.body]
+
+    def _expr(self, node: ast.Expr, frame: Frame) -> list:
+        if isinstance(node.value, ast.Call):
             self.discarded.add(id(node.value))
-        elif isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Attribute) and func.attr in TRAINING_CALLS:
-                self.training_loops.update(id(loop) for loop in frame.loops)
-            if isinstance(func, ast.Attribute) and func.attr == "backward":
-                for target in [func.value] + node.args[:1]:  # loss.backward(), accelerator.backward(loss)
-                    base = _base_name(target)
-                    if base:
-                        scope.backward_names.add(base)
-        return [(c, frame) for c in ast.iter_child_nodes(node)]
+        return _plain(node, frame)
+
+    def _call(self, node: ast.Call, frame: Frame) -> list:
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in TRAINING_CALLS:
+            self.training_loops.update(id(loop) for loop in frame.loops)
+        if isinstance(func, ast.Attribute) and func.attr == "backward":
+            for target in [func.value] + node.args[:1]:  # loss.backward(), accelerator.backward(loss)
+                base = _base_name(target)
+                if base:
+                    frame.scope.backward_names.add(base)
+        return _plain(node, frame)
 
     def _cold(self, node: ast.AST) -> bool:
         """No trigger text between the first decorator and the end of this def / class."""
@@ -342,6 +353,22 @@ class FileFacts:
         chunk[-1] = chunk[-1][:end_col]
         chunk[0] = chunk[0][node.col_offset:]
         return b"".join(chunk).decode("utf-8", "replace")
+
+
+# The node types the walk looks at itself, and how; it passes through every other node.
+VISIT = {ast.Name: FileFacts._name, ast.FunctionDef: FileFacts._function, ast.AsyncFunctionDef: FileFacts._function,
+         ast.Lambda: FileFacts._function, ast.ClassDef: FileFacts._class, ast.Assign: FileFacts._assign,
+         ast.AnnAssign: FileFacts._assign, ast.AugAssign: FileFacts._assign, ast.NamedExpr: FileFacts._assign,
+         ast.For: FileFacts._for, ast.AsyncFor: FileFacts._for, ast.While: FileFacts._while,
+         ast.With: FileFacts._with, ast.AsyncWith: FileFacts._with, ast.If: FileFacts._if,
+         ast.Import: FileFacts._imports, ast.ImportFrom: FileFacts._imports, ast.Delete: FileFacts._delete,
+         ast.ExceptHandler: FileFacts._except, ast.Expr: FileFacts._expr, ast.Call: FileFacts._call}
+if MATCH_CASE:
+    VISIT[MATCH_CASE] = FileFacts._case
+
+
+def _plain(node: ast.AST, frame: Frame) -> list[tuple[ast.AST, Frame]]:
+    return [(c, frame) for c in ast.iter_child_nodes(node)]
 
 
 def _tensor_guards(test: ast.expr, facts: FileFacts) -> frozenset:

@@ -85,6 +85,15 @@ def tree_for(source: str, filename: str, active: Sequence[RuleSpec], found: Opti
     return parse(source, filename)
 
 
+def rules_by_node_type(rules: Sequence[RuleSpec]) -> dict[type, list[RuleSpec]]:
+    """Which rules look at each node type: the walk records only these types."""
+    by_type: dict[type, list[RuleSpec]] = {}
+    for rule in rules:
+        for node_type in rule.nodes:
+            by_type.setdefault(node_type, []).append(rule)
+    return by_type
+
+
 def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = RULES,
             tree: Optional[ast.Module] = None, tensor_functions: Iterable[str] = ()) -> Result:
     """Findings for one file's source text. Raises AnalysisError for a file that cannot be parsed.
@@ -96,10 +105,7 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
     found = match_lines(source, active)
     if tree is None:
         tree = tree_for(source, filename, active, found)
-    by_type: dict[type, list[RuleSpec]] = {}
-    for rule in active:
-        for node_type in rule.nodes:
-            by_type.setdefault(node_type, []).append(rule)
+    by_type = rules_by_node_type(active)
     try:
         facts = FileFacts(tree, source, tuple(by_type), hot_lines(found, tree))
     except RecursionError:

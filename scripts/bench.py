@@ -152,10 +152,7 @@ def phases(files: list[str]) -> dict[str, float]:
         except AnalysisError:
             continue
         d = clock()
-        by_type: dict[type, list] = {}
-        for rule in active:
-            for node_type in rule.nodes:
-                by_type.setdefault(node_type, []).append(rule)
+        by_type = engine.rules_by_node_type(active)
         facts = FileFacts(tree, source, tuple(by_type), engine.hot_lines(found, tree))
         facts.tensor_functions = frozenset()  # as analyse() does, where the engine has that option
         e = clock()

@@ -88,18 +88,21 @@ def _replace(tmp: Path, final: Path) -> None:
         shutil.rmtree(old)
 
 
-def fetch_package(name: str, version: str, corpus: Path) -> int:
-    """Download name==version without dependencies and keep its .py files."""
+def fetch_package(name: str, version: str, corpus: Path, folder: str = "", wheel_only: bool = False) -> int:
+    """Download name==version without dependencies and keep its .py files in corpus/folder (default: name).
+    wheel_only: never an sdist (whose metadata pip would have to build)."""
     with tempfile.TemporaryDirectory(dir=corpus, prefix=f".{name}-") as work:
         work = Path(work)
+        only_binary = ["--only-binary", ":all:"] if wheel_only else []
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(work / "dl"), f"{name}=={version}"],
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", *only_binary, "-d", str(work / "dl"),
+             f"{name}=={version}"],
             check=True,
         )
         (archive,) = list((work / "dl").iterdir())
         tree = work / "tree"
         count = _extract_py(archive, tree)
-        _replace(tree, corpus / name)
+        _replace(tree, corpus / (folder or name))
     return count
 
 

@@ -11,6 +11,7 @@ import ast
 import re
 from typing import TYPE_CHECKING, Optional
 
+from . import api
 from .facts import TENSOR_TYPES, base_name, dotted
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -23,20 +24,6 @@ MODULE, STATE_DICT, NDARRAY, OPTIMIZER, CONTAINER, SCALAR = (
 TENSORISH = frozenset({TENSOR, LIKELY_TENSOR, PARAM})
 SURE_TENSOR = frozenset({TENSOR, PARAM})
 
-TORCH_TENSOR_FUNCS = frozenset(
-    """tensor as_tensor asarray from_numpy zeros ones empty full rand randn randint randperm arange
-    linspace logspace eye zeros_like ones_like empty_like full_like rand_like randn_like randint_like
-    cat concat concatenate stack hstack vstack dstack matmul mm bmm mv einsum sigmoid tanh relu exp log
-    log1p sqrt rsqrt abs sin cos softmax log_softmax sum mean prod cumsum cumprod clamp clip where
-    masked_fill gather scatter index_select flatten reshape squeeze unsqueeze transpose permute cdist norm
-    dot outer mul add sub div true_divide pow neg tril triu diag roll flip repeat_interleave tile
-    bernoulli multinomial normal polar complex atan2 lerp sign round floor ceil logsumexp var std erf
-    exp2 square addmm baddbmm bilinear conv1d conv2d conv3d dropout layer_norm batch_norm tensordot
-    kron trace det inverse pinverse cross bucketize searchsorted nan_to_num minimum maximum fmod
-    remainder logical_not logical_and logical_or isnan isfinite isinf narrow select take diff
-    cosine_similarity pairwise_distance broadcast_to expand_copy view_as_real view_as_complex""".split()
-)
-TORCH_TENSOR_PREFIXES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
 # Methods that, whatever the receiver was, mean it is a tensor in PyTorch code.
 TENSOR_ONLY_METHODS = frozenset(
     """detach requires_grad_ new_zeros new_ones new_full new_empty new_tensor unsqueeze masked_fill
@@ -44,32 +31,6 @@ TENSOR_ONLY_METHODS = frozenset(
     data_ptr untyped_storage is_contiguous contiguous""".split()
 )
 LIKELY_TENSOR_METHODS = frozenset({"clone", "detach", "detach_"})
-# Methods of a tensor whose result is not a tensor (or not graph-attached).
-NOT_TENSOR_RESULT = frozenset(
-    """item tolist numpy size dim ndimension numel nelement data_ptr element_size is_contiguous
-    is_floating_point stride get_device backward register_hook storage untyped_storage equal
-    allclose __len__ is_leaf""".split()
-)
-# Tensor methods known to return a tensor (in-place `*_` methods return self and count too).
-TENSOR_RESULT_METHODS = frozenset(
-    """abs add sub mul div true_divide floor_divide pow exp exp2 expm1 log log1p log2 log10 sqrt rsqrt
-    square sum mean amax amin max min std var norm clamp clip float double half bfloat16 long int bool
-    byte short to cpu cuda contiguous view view_as reshape reshape_as permute transpose t squeeze
-    unsqueeze flatten ravel expand expand_as repeat repeat_interleave narrow select index_select
-    masked_fill masked_select masked_scatter gather scatter scatter_add index_add index_fill index_copy
-    detach clone type_as softmax log_softmax sigmoid tanh relu matmul mm bmm mv dot neg reciprocal
-    round floor ceil sign argmax argmin argsort cumsum cumprod prod all any eq ne lt le gt ge
-    logical_not logical_and logical_or where flip roll tril triu diag diagonal trace lerp addmm
-    baddbmm nan_to_num unfold movedim swapaxes sin cos erf logsumexp new_zeros new_ones new_full
-    new_empty new_tensor pin_memory sum_to_size abs_ float_power fmod remainder maximum minimum
-    isnan isinf isfinite nonzero unique tile outer cross kron lerp_ to_dense to_sparse coalesce""".split()
-)
-NO_GRAD_RESULT = frozenset(
-    """detach detach_ item tolist numpy argmax argmin argsort long int bool byte short char eq ne lt le
-    gt ge isnan isinf isfinite nonzero sign round floor ceil size dim numel shape""".split()
-)
-MODULE_SELF_METHODS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval",
-                                 "requires_grad_", "apply", "type", "share_memory", "to_empty"})
 MODULE_NAME = re.compile(
     r"(^|_)(model|net|network|module|encoder|decoder|backbone|policy|actor|critic|classifier|generator|"
     r"discriminator|teacher|student|layer|block|head|qnet|q_net|value_net|agent_net|transformer|unet|vae|"
@@ -187,14 +148,13 @@ def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]
             return PARAM
         if q in ("copy.deepcopy", "copy.copy") and call.args:
             return kind(call.args[0], ctx, pos, depth + 1)
-        if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+        if api.is_module_class(q):
             return MODULE
-        if q.startswith("torch.optim.") and q.rsplit(".", 1)[-1][:1].isupper():
+        if api.is_optimizer_class(q):
             return OPTIMIZER
-        if q.startswith("torch.") and q[6:] in TORCH_TENSOR_FUNCS:
-            return TENSOR
-        if q.startswith(TORCH_TENSOR_PREFIXES):
-            return TENSOR
+        op = api.function(q)
+        if op is not None:
+            return _result_kind(op, TENSOR)
         if q.startswith("numpy."):
             return NDARRAY
         if q in ("collections.OrderedDict", "dict"):
@@ -210,17 +170,14 @@ def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]
             return SCALAR
         recv = kind(func.value, ctx, pos, depth + 1)
         if recv == MODULE:
-            return MODULE if method in MODULE_SELF_METHODS else None
+            return MODULE if api.module_returns_self(method) else None
         if recv == NDARRAY:
             return NDARRAY
+        if recv not in TENSORISH:  # the method says what the receiver is; the API says what it returns
+            recv = TENSOR if method in TENSOR_ONLY_METHODS else LIKELY_TENSOR if method in LIKELY_TENSOR_METHODS else recv
         if recv in TENSORISH:
-            if method not in TENSOR_RESULT_METHODS and not (method.endswith("_") and not method.startswith("_")):
-                return None  # tensor.metadata(), tensor.size(): not known to give a tensor
-            return TENSOR if recv in SURE_TENSOR else LIKELY_TENSOR
-        if method in TENSOR_ONLY_METHODS:
-            return TENSOR
-        if method in LIKELY_TENSOR_METHODS:
-            return LIKELY_TENSOR
+            op = api.method(method)
+            return _result_kind(op, TENSOR if recv in SURE_TENSOR else LIKELY_TENSOR) if op else None
         if isinstance(func.value, ast.Name) and func.value.id == "self" and MODULE_NAME.search(method):
             return TENSOR  # self.encoder(x)
         return None
@@ -228,6 +185,14 @@ def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]
         if kind(func, ctx, pos, depth + 1) == MODULE:
             return TENSOR  # model(x)
     return None
+
+
+def _result_kind(op: api.Op, tensor: str) -> Optional[str]:
+    """The kind of a torch call's result: `tensor` (TENSOR, or LIKELY_TENSOR for a guessed receiver), an
+    ndarray, a number, or unknown (a tuple, a Size, ...)."""
+    if op.gives_tensor:
+        return tensor
+    return {"ndarray": NDARRAY, "int": SCALAR, "float": SCALAR, "bool": SCALAR, "number": SCALAR}.get(op.returns)
 
 
 def _declared_tensor_function(func: ast.AST, qualname: Optional[str], names: frozenset) -> bool:
@@ -285,11 +250,13 @@ def attached(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> bool:
         if q:
             if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
                 return True
-            if q.startswith("torch.") and (q[6:] in TORCH_TENSOR_FUNCS or q.startswith(TORCH_TENSOR_PREFIXES)):
+            op = api.function(q)
+            if op is not None and op.keeps_grad:
                 return any(attached(a, ctx, pos, depth + 1) for a in expr.args)
             return False
         if isinstance(func, ast.Attribute):
-            if func.attr in NO_GRAD_RESULT or func.attr in NOT_TENSOR_RESULT:
+            op = api.method(func.attr)
+            if op is not None and not op.keeps_grad:
                 return False
             recv = func.value
             if isinstance(recv, ast.Name) and recv.id == "self" and MODULE_NAME.search(func.attr):

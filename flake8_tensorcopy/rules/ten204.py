@@ -53,8 +53,8 @@ from __future__ import annotations
 
 import ast
 
-from ..evidence import (MAX_DEPTH, NOT_TENSOR_RESULT, PARAM, TENSOR, TORCH_TENSOR_FUNCS, TORCH_TENSOR_PREFIXES,
-                        annotation_kind)
+from .. import api
+from ..evidence import MAX_DEPTH, PARAM, TENSOR, annotation_kind
 from ..facts import dotted, end_of, pos_of
 from ..model import FixSafety
 from .edits import one_line
@@ -124,11 +124,12 @@ def _built_tensor(expr, ctx, pos, depth) -> bool:
     if isinstance(expr, ast.Call):
         q = ctx.qualname(expr.func)
         if q:
-            return q.startswith("torch.") and (q[6:] in TORCH_TENSOR_FUNCS or q.startswith(TORCH_TENSOR_PREFIXES)
-                                               or q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"))
+            op = api.function(q)
+            return (op is not None and op.gives_tensor) or q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
         if isinstance(expr.func, ast.Attribute):
-            if expr.func.attr in NOT_TENSOR_RESULT or expr.func.attr in ("item", "tolist", "numpy", "copy"):
-                return False
+            op = api.method(expr.func.attr)
+            if op is None or not op.gives_tensor:
+                return False  # x.storage_offset(), x.tolist(), arr.copy(): not a tensor
             return _built_tensor(expr.func.value, ctx, pos, depth + 1)
         return False
     if isinstance(expr, ast.Attribute) and expr.attr in ("data", "grad", "T", "mT"):

@@ -1,0 +1,313 @@
+"""Generate flake8_tensorcopy/torch_api.py, the analysis's model of torch's API, from torch itself.
+
+    python scripts/gen_torch_api.py            # write the module (needs the pinned torch installed)
+    python scripts/gen_torch_api.py --check    # exit 1 when the committed module differs (tests run this)
+
+Development time only: the linter reads the generated data and never imports torch. Sources, in order:
+1. the .pyi stubs (`torch/_C/__init__.pyi` for Tensor methods, `_VariableFunctions.pyi` and the Python
+   namespaces for functions): which names exist and what they return (a tensor, tensors, an int, ...);
+2. the operator schemas (`torch._C._jit_get_all_schemas()`): `Tensor(a!) self` mutates its receiver,
+   `-> Tensor(a)` may alias it; torchgen's VIEW_FUNCTIONS and RETURNS_VIEWS_OF_INPUT: always a view;
+3. probes of real torch where declarations are silent: does the result keep `grad_fn` when the input
+   is attached (a float64 tensor that requires grad)? Does a Module method return the module itself?
+4. OVERLAY below: what none of these can say (reviewed by hand, each line with its reason).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import importlib.util
+import inspect
+import io
+import sys
+import warnings
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "flake8_tensorcopy" / "torch_api.py"
+TORCH = Path(torch.__file__).parent
+TENSORS = ("tensor", "tensors", "tensor|tensors")
+NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")
+# Results that may be the input itself or a copy (torchgen: "may sometimes return a copy").
+MAY_COPY = {"contiguous", "reshape", "reshape_as", "to", "type_as", "float", "double", "half", "bfloat16",
+            "long", "int", "short", "bool", "byte", "char", "cpu", "cuda", "type", "expand_as"}
+
+# What declarations cannot say (see shared torch-facts.md): (returns, alias, mutates, grad).
+OVERLAY_METHODS = {
+    "numpy": ("ndarray", "view", False, "drops"),  # shares memory with a CPU tensor (Q6)
+    "tolist": ("other", "fresh", False, "drops"),
+    "item": ("number", "fresh", False, "drops"),
+    "cpu": ("tensor", "alias", False, "keeps"),  # the tensor itself when already on the CPU
+    "cuda": ("tensor", "alias", False, "keeps"),  # the tensor itself when already on that GPU
+    "backward": ("none", "fresh", False, "drops"),
+    "register_hook": ("other", "fresh", False, "drops"),
+    "share_memory_": ("tensor", "self", True, "keeps"),
+}
+# Module methods that return the module but cannot be probed without a device or an argument.
+OVERLAY_MODULE_SELF = {"cuda", "xpu", "ipu", "mtia", "apply", "type", "to_empty"}
+OVERLAY_FUNCTIONS = {
+    "torch.from_numpy": ("tensor", "view", False, "drops"),  # shares the array's memory (Q6)
+    "torch.as_tensor": ("tensor", "alias", False, "keeps"),  # the input itself when it is a tensor
+    "torch.asarray": ("tensor", "alias", False, "keeps"),
+    "torch.tensor": ("tensor", "fresh", False, "drops"),  # a copy cut from the graph (Q6)
+}
+
+
+# ---- declarations ----------------------------------------------------------------------------------
+def kind_of(annotation: str) -> str:
+    """'tensor', 'tensors', 'int', 'float', 'bool', 'number', 'none', 'str' or 'other' for a stub's return."""
+    a = annotation.replace(" ", "").replace("torch.", "").replace("typing.", "")
+    if a.startswith(("Union[", "Optional[")) or "|" in a:
+        inner = a[a.index("[") + 1:-1] if a.startswith(("Union[", "Optional[")) else a
+        parts = top_level_split(inner) + (["None"] if a.startswith("Optional[") else [])
+        return join({kind_of(p) for p in parts if p})
+    if a in ("Tensor", "Self", "Parameter"):
+        return "tensor"
+    if a.startswith("return_types.") or any(a.startswith(p) for p in ("tuple[Tensor", "Tuple[Tensor", "list[Tensor",
+                                                                       "List[Tensor", "Sequence[Tensor")):
+        return "tensors"
+    simple = {"_int": "int", "int": "int", "SymInt": "int", "_bool": "bool", "bool": "bool", "_float": "float",
+              "float": "float", "Number": "number", "_complex": "number", "None": "none", "str": "str"}
+    return simple.get(a, "other")
+
+
+def top_level_split(text: str) -> list[str]:
+    """`A, B[C, D] | E` -> ['A', 'B[C, D]', 'E']: split on commas and bars outside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch == "[") - (ch == "]")
+        if depth == 0 and ch in ",|":
+            parts.append(text[start:i])
+            start = i + 1
+    return parts + [text[start:]]
+
+
+def join(kinds: set[str]) -> str:
+    kinds = set(kinds)
+    if len(kinds) == 1:
+        return kinds.pop()
+    if kinds <= {"int", "float", "bool", "number"}:
+        return "number"
+    if kinds == {"tensor", "tensors"}:
+        return "tensor|tensors"  # x.max() and x.max(dim)
+    return "mixed"
+
+
+def stub_returns(path: Path, cls: str | None) -> dict[str, set[str]]:
+    """name -> return kinds over every overload, for module-level defs (cls None) or a class's methods."""
+    tree = ast.parse(path.read_text())
+    body = tree.body
+    if cls:
+        body = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls).body
+    out: dict[str, set[str]] = {}
+    for node in body:
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_") and node.returns is not None:
+            out.setdefault(node.name, set()).add(kind_of(ast.unparse(node.returns)))
+    return out
+
+
+def python_returns(fn) -> str | None:
+    try:
+        ann = inspect.signature(fn).return_annotation
+    except (TypeError, ValueError):
+        return None
+    if ann is inspect.Signature.empty:
+        return None
+    return kind_of(ann if isinstance(ann, str) else getattr(ann, "__name__", str(ann)))
+
+
+def schemas() -> dict[str, dict]:
+    """aten name -> {'mutates': bool, 'alias': bool, 'returns': set}, from overloads with a Tensor self."""
+    out: dict[str, dict] = {}
+    for s in torch._C._jit_get_all_schemas():
+        if not s.name.startswith("aten::") or not s.arguments or str(s.arguments[0].type) != "Tensor":
+            continue
+        if s.overload_name.endswith("out") or any(a.kwarg_only and a.alias_info and a.alias_info.is_write
+                                                  for a in s.arguments):
+            continue  # out= variants
+        info = out.setdefault(s.name[6:], {"mutates": False, "alias": False})
+        first = s.arguments[0].alias_info
+        info["mutates"] |= bool(first and first.is_write)
+        info["alias"] |= bool(first and not first.is_write and any(r.alias_info for r in s.returns))
+    return out
+
+
+def view_functions() -> tuple[set[str], set[str]]:
+    """torchgen's (VIEW_FUNCTIONS, RETURNS_VIEWS_OF_INPUT) names, read as literals."""
+    path = TORCH.parent / "torchgen" / "packaged" / "autograd" / "gen_inplace_or_view_type.py"
+    tree = ast.parse(path.read_text())
+    lits = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            try:
+                lits[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
+    views = set(lits["VIEW_FUNCTIONS"]) | set(lits["VIEW_FUNCTIONS_WITH_METADATA_CHANGE"])
+    extra = {"chunk", "detach", "contiguous", "reshape", "reshape_as", "expand_as", "view_as", "real", "imag",
+             "narrow", "movedim", "tensor_split", "swapdims", "swapaxes", "mT", "mH", "adjoint", "matrix_H"}
+    return views, views | extra  # RETURNS_VIEWS_OF_INPUT is a union expression: its literal part is extra
+
+
+# ---- probes -----------------------------------------------------------------------------------------
+def attached_input() -> torch.Tensor:
+    leaf = torch.arange(1.0, 10.0, dtype=torch.float64).reshape(3, 3).requires_grad_()
+    return leaf * 1.5  # not a leaf, so in-place methods run too
+
+
+def probe(call) -> str:
+    """'keeps' / 'drops' when some argument pattern runs and returns tensors, '' when none does."""
+    other = torch.full((3, 3), 2.0, dtype=torch.float64)
+    patterns = [(), (0,), (1,), (other,), (0, 1), (other, other), ([0, 1],), ((3, 3),), (9,), (torch.float32,),
+                (other > 2, 0.0), (other > 2,), (0, torch.tensor([0, 1])), (0, torch.tensor([[0], [1], [2]]))]
+    for args in patterns:
+        x = attached_input()
+        try:
+            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                warnings.simplefilter("ignore")
+                result = call(x, *args)
+        except Exception:  # noqa: BLE001 - a pattern that does not fit this op
+            continue
+        finally:
+            torch.set_grad_enabled(True)
+        first = result[0] if isinstance(result, (tuple, list)) and result else result
+        if isinstance(first, torch.Tensor):
+            return "keeps" if first.grad_fn is not None or first.requires_grad else "drops"
+        return ""
+    return ""
+
+
+def module_returns_self(name: str) -> bool:
+    if name == "compile":  # torch.compile: slow, and returns None
+        return False
+    m = torch.nn.Linear(2, 2)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return getattr(m, name)() is m
+    except Exception:  # noqa: BLE001
+        return False
+
+
+# ---- assembling ---------------------------------------------------------------------------------------
+def entry(name: str, returns: str, sch: dict, views: set, may_view: set, grad: str) -> tuple:
+    info = sch.get(name, {"mutates": False, "alias": False})
+    if returns not in TENSORS:
+        return (returns, "fresh", info["mutates"], "drops")
+    if info["mutates"]:
+        alias = "self"
+    elif name in views or (name in may_view and name not in MAY_COPY):
+        alias = "view"
+    elif info["alias"] or name in may_view:
+        alias = "alias"
+    else:
+        alias = "fresh"
+    return (returns, alias, info["mutates"], grad)
+
+
+def methods(sch: dict, views: set, may_view: set) -> dict[str, tuple]:
+    declared = stub_returns(TORCH / "_C" / "__init__.pyi", "TensorBase")
+    out = {}
+    for name in sorted(n for n in dir(torch.Tensor) if not n.startswith("_")):
+        fn = getattr(torch.Tensor, name, None)
+        if not callable(fn) or isinstance(fn, type):
+            continue
+        kinds = declared.get(name) or ({python_returns(fn)} - {None})
+        returns = join(kinds) if kinds else ("tensor" if name in sch else "other")
+        grad = probe(lambda x, *a, _n=name: getattr(x, _n)(*a)) if returns in TENSORS else "drops"
+        out[name] = entry(name, returns, sch, views, may_view, grad)
+    out.update(OVERLAY_METHODS)
+    return out
+
+
+def functions(sch: dict, views: set, may_view: set) -> dict[str, tuple]:
+    declared = stub_returns(TORCH / "_C" / "_VariableFunctions.pyi", None)
+    out = {}
+    for space in NAMESPACES:
+        mod = importlib.import_module(space)
+        for name in sorted(dir(mod)):
+            fn = getattr(mod, name, None)
+            if name.startswith("_") or not callable(fn) or isinstance(fn, type) or not name[0].islower():
+                continue
+            if name.startswith(("set_", "use_", "manual_seed", "seed", "compile", "load", "save", "is_")):
+                kinds = {python_returns(fn) or "other"}
+            else:
+                kinds = (declared.get(name) if space == "torch" else None) or ({python_returns(fn)} - {None})
+            if not kinds:
+                continue
+            returns = join(kinds)
+            grad = probe(lambda x, *a, _f=fn: _f(x, *a)) if returns in TENSORS else "drops"
+            out[f"{space}.{name}"] = entry(name, returns, sch, views, may_view, grad)
+    out.update(OVERLAY_FUNCTIONS)
+    return out
+
+
+def classes(*where: tuple[type, str]) -> list[str]:
+    """Qualified names of the public subclasses of each base exported by its namespace."""
+    found = set()
+    for base, space in where:
+        mod = importlib.import_module(space)
+        for name in dir(mod):
+            obj = getattr(mod, name, None)
+            if isinstance(obj, type) and issubclass(obj, base) and not name.startswith("_"):
+                found.add(f"{space}.{name}")
+    return sorted(found)
+
+
+def render() -> str:
+    torch.manual_seed(0)
+    sch = schemas()
+    views, may_view = view_functions()
+    rows = ['"""The analysis\'s model of torch\'s API. GENERATED by scripts/gen_torch_api.py from torch '
+            f'{torch.__version__.split("+")[0]}: do not edit.',
+            "",
+            "An entry is (returns, alias, mutates, grad): returns is 'tensor', 'tensors', 'tensor|tensors', 'int',",
+            "'float', 'bool', 'number', 'none', 'str', 'ndarray', 'mixed' or 'other'; alias is 'view' (always shares the input's",
+            "storage), 'alias' (may be the input itself or a view), 'self' (in place, returns the receiver) or",
+            "'fresh'; mutates is True when the call writes its receiver; grad is 'keeps' when the result of an",
+            "attached input is attached, 'drops' when it never is, '' when no probe ran.",
+            '"""',
+            f'TORCH_VERSION = "{torch.__version__.split("+")[0]}"',
+            "",
+            "# Tensor methods, by name.",
+            "METHODS = {"]
+    rows += [f"    {name!r}: {value!r}," for name, value in sorted(methods(sch, views, may_view).items())]
+    rows += ["}", "", "# Functions, by qualified name (" + ", ".join(NAMESPACES) + ").", "FUNCTIONS = {"]
+    rows += [f"    {name!r}: {value!r}," for name, value in sorted(functions(sch, views, may_view).items())]
+    rows += ["}", "", "# nn.Module subclasses that torch.nn exports.", "MODULE_CLASSES = frozenset({"]
+    rows += [f"    {name!r}," for name in classes((torch.nn.Module, "torch.nn"))]
+    rows += ["})", "", "# Optimizers and LR schedulers: their state_dict() is data, not live parameters.",
+             "OPTIMIZER_CLASSES = frozenset({"]
+    rows += [f"    {name!r}," for name in classes((torch.optim.Optimizer, "torch.optim"),
+                                                  (torch.optim.lr_scheduler.LRScheduler, "torch.optim.lr_scheduler"))]
+    rows += ["})", "", "# Module methods that convert the module in place and return it (`model.to(device)`).",
+             "MODULE_SELF_METHODS = frozenset({"]
+    rows += [f"    {name!r}," for name in sorted({n for n in dir(torch.nn.Module)
+                                                   if not n.startswith("_") and module_returns_self(n)}
+                                                  | OVERLAY_MODULE_SELF)]
+    rows += ["})", ""]
+    return "\n".join(rows)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="exit 1 when the committed module differs")
+    args = parser.parse_args(argv)
+    text = render()
+    if args.check:
+        if OUT.read_text() != text:
+            print(f"{OUT.relative_to(ROOT)} is stale: run python scripts/gen_torch_api.py", file=sys.stderr)
+            return 1
+        return 0
+    OUT.write_text(text)
+    print(f"wrote {OUT.relative_to(ROOT)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    assert importlib.util.find_spec("torch") is not None
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""The generated torch API model: up to date with the installed torch, and right on the facts rules lean on."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from flake8_tensorcopy import api
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_committed_model_is_what_the_generator_writes_from_this_torch():
+    spec = importlib.util.spec_from_file_location("gen_torch_api", ROOT / "scripts" / "gen_torch_api.py")
+    gen = importlib.util.module_from_spec(spec)
+    sys.modules["gen_torch_api"] = gen
+    spec.loader.exec_module(gen)
+    assert gen.render() == gen.OUT.read_text(), "torch_api.py is stale: run python scripts/gen_torch_api.py"
+
+
+@pytest.mark.parametrize("name, returns, alias, mutates, grad", [
+    ("round", "tensor", "fresh", False, "keeps"),  # RoundBackward0: the hand list said it dropped the graph
+    ("floor", "tensor", "fresh", False, "keeps"),
+    ("sign", "tensor", "fresh", False, "keeps"),
+    ("argmax", "tensor", "fresh", False, "drops"),
+    ("isnan", "tensor", "fresh", False, "drops"),
+    ("detach", "tensor", "view", False, "drops"),
+    ("transpose", "tensor", "view", False, "keeps"),
+    ("reshape", "tensor", "alias", False, "keeps"),
+    ("to", "tensor", "alias", False, "keeps"),
+    ("clone", "tensor", "fresh", False, "keeps"),
+    ("add_", "tensor", "self", True, "keeps"),
+    ("numel", "int", "fresh", False, "drops"),
+    ("storage_offset", "int", "fresh", False, "drops"),
+    ("item", "number", "fresh", False, "drops"),
+    ("numpy", "ndarray", "view", False, "drops"),
+])
+def test_methods(name, returns, alias, mutates, grad):
+    assert api.method(name) == (returns, alias, mutates, grad)
+
+
+def test_functions_classes_and_module_methods():
+    assert api.function("torch.cat").keeps_grad and api.function("torch.nn.functional.relu").keeps_grad
+    assert api.function("torch.round").keeps_grad and not api.function("torch.argmax").keeps_grad
+    assert api.function("torch.numel").returns == "int" and api.function("no.such") is None
+    assert api.is_module_class("torch.nn.Linear") and not api.is_module_class("torch.nn.Parameter")
+    assert not api.is_module_class("torch.nn.utils.rnn.PackedSequence")
+    assert api.is_optimizer_class("torch.optim.Adam") and api.is_optimizer_class("torch.optim.lr_scheduler.StepLR")
+    assert api.module_returns_self("to") and api.module_returns_self("eval") and not api.module_returns_self("forward")

@@ -20,7 +20,7 @@ def alias_binding(name: str, ctx, is_alias: IsAlias) -> Optional[Binding]:
     """The `name = <alias>` statement, in the current scope, that gave `name` its object at the node
     under check (augmented assignments keep the object), or None."""
     origin = ctx.frame.scope.origin(name, ctx.pos)
-    if origin is None or origin.kind != "assign" or not is_alias(origin.value):
+    if origin is None or origin.kind not in ("assign", "annassign") or not is_alias(origin.value):
         return None
     return origin
 
@@ -62,7 +62,17 @@ def still_used(source: ast.AST, ctx, after, caller_holds: bool = True) -> bool:
         return False
     if root is not source and root.id in ("self", "cls"):
         return True
-    return used_after(root.id, ctx, after, caller_holds or root is not source)
+    return used_after(root.id, ctx, after, caller_holds or root is not source) or _backward_after(ctx, after)
+
+
+def _backward_after(ctx, after) -> bool:
+    """A `.backward()` later in the function (or the enclosing loop's next pass) reads the tensors the
+    graph saved, the source among them."""
+    body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    loop = ctx.frame.loops[0] if ctx.frame.loops else None
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
+               and (pos_of(n) > after or (loop is not None and pos_of(loop) <= pos_of(n) <= end_of(loop)))
+               for n in ast.walk(body))
 
 
 def used_after(name: str, ctx, after, caller_holds: bool = True) -> bool:
@@ -77,7 +87,16 @@ def used_after(name: str, ctx, after, caller_holds: bool = True) -> bool:
     until = min(rebound, default=FAR)
     if scope.loads_between(name, after, until):
         return True
-    for loop in ctx.frame.loops:  # the next iteration reads it again
-        if scope.loads_between(name, pos_of(loop), end_of(loop)):
+    for loop in ctx.frame.loops:  # the next iteration reads it again, unless it first rebinds it
+        if scope.loads_between(name, pos_of(loop), _first_rebinding(loop, bindings)):
             return True
     return False
+
+
+def _first_rebinding(loop, bindings):
+    """Where each iteration of `loop` first rebinds the name for sure: the loop's own target, or a plain
+    assignment that is a statement of the loop body itself (not under an `if`); else the loop's end."""
+    body = getattr(loop, "body", None) or []
+    starts = [pos_of(body[0])] if body and any(b.kind == "for" and b.node is loop for b in bindings) else []
+    starts += [b.pos for b in bindings if b.kind in ("assign", "annassign") and any(b.node is st for st in body)]
+    return min(starts, default=end_of(loop))

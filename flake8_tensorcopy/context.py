@@ -5,7 +5,8 @@ import ast
 from typing import Optional
 
 from . import evidence
-from .facts import PARAM_UPDATE_FUNC, FileFacts, Frame
+from . import names
+from .facts import FileFacts, Frame, dotted, end_of, pos_of
 from .model import Edit, Finding, Fix, FixSafety
 
 
@@ -32,7 +33,7 @@ class Context:
     @property
     def in_param_update_function(self) -> bool:
         """Inside an init / reset / optimizer / EMA / fuse / load function (at any depth)."""
-        return any(PARAM_UPDATE_FUNC.search(getattr(f, "name", "")) for f in self.frame.funcs)
+        return any(names.PARAM_UPDATE_FUNC(getattr(f, "name", "")) for f in self.frame.funcs)
 
     def text(self, node: ast.AST) -> str:
         """The exact source text of `node`."""
@@ -60,3 +61,29 @@ class Context:
         if text.isascii():
             return line, byte_col
         return line, len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+
+
+TYPE_TESTS = ("isinstance", "type", "hasattr", "is_tensor", "is_list_like")
+
+
+def type_tested(key: str, ctx: Context) -> bool:
+    """An enclosing `if` (or conditional expression) tests the type of `key` (isinstance / type / hasattr /
+    is_tensor), directly or through a name bound to such a test (`is_result = isinstance(out, Result)`):
+    the code is written for values of several kinds."""
+    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    tests = [n.test for n in ast.walk(root) if isinstance(n, (ast.If, ast.IfExp))
+             and any(b and within(b, ctx.pos) for b in ([n.body, n.orelse] if isinstance(n, ast.If)
+                                                      else [[n.body], [n.orelse]]))]
+    flags = {t.id for test in tests for t in ast.walk(test) if isinstance(t, ast.Name)}
+    for n in ast.walk(root):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and n.targets[0].id in flags:
+            tests.append(n.value)
+    return any(isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)) and n.args
+               and (n.func.id if isinstance(n.func, ast.Name) else n.func.attr) in TYPE_TESTS
+               and dotted(n.args[0]) == key
+               for test in tests for n in ast.walk(test))
+
+
+def within(stmts, pos) -> bool:
+    return pos_of(stmts[0]) <= pos <= end_of(stmts[-1])

@@ -8,18 +8,17 @@ that are tensor-specific in practice (`.detach()`, `.clone()`).
 from __future__ import annotations
 
 import ast
-import re
 from typing import TYPE_CHECKING, Optional
 
-from . import api
-from .facts import TENSOR_TYPES, base_name, dotted
+from . import api, names
+from .facts import TENSOR_TYPES, base_name, dotted, guard_key, pos_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .context import Context
 
 TENSOR, LIKELY_TENSOR, PARAM = "tensor", "likely-tensor", "param"
-MODULE, STATE_DICT, NDARRAY, OPTIMIZER, CONTAINER, SCALAR = (
-    "module", "state_dict", "ndarray", "optimizer", "container", "scalar",
+MODULE, STATE_DICT, NDARRAY, OPTIMIZER, CONTAINER, SCALAR, BATCH = (
+    "module", "state_dict", "ndarray", "optimizer", "container", "scalar", "batch",
 )
 TENSORISH = frozenset({TENSOR, LIKELY_TENSOR, PARAM})
 SURE_TENSOR = frozenset({TENSOR, PARAM})
@@ -31,26 +30,37 @@ TENSOR_ONLY_METHODS = frozenset(
     data_ptr untyped_storage is_contiguous contiguous""".split()
 )
 LIKELY_TENSOR_METHODS = frozenset({"clone", "detach", "detach_"})
-MODULE_NAME = re.compile(
-    r"(^|_)(model|net|network|module|encoder|decoder|backbone|policy|actor|critic|classifier|generator|"
-    r"discriminator|teacher|student|layer|block|head|qnet|q_net|value_net|agent_net|transformer|unet|vae|"
-    r"autoencoder|mlp|cnn|rnn|lstm|gru|ema_model|target_net|online_net)s?\d*$",
-    re.IGNORECASE,
-)
-LOSS_CALLEE = re.compile(r"(loss|criterion|objective)", re.IGNORECASE)
-NOT_MODULE_RECEIVER = re.compile(
-    r"(optim|sched|scaler|metric|engine|trainer|accelerator|lr_|tokenizer|dataset|loader|buffer|env|"
-    r"logger|callback|plugin|strategy|client|runner|manager|stats)",
-    re.IGNORECASE,
-)
-MAX_DEPTH = 8
+REGISTERS = frozenset({"register_modules", "add_module", "register_module"})
+MAX_DEPTH = 100  # a guard for the interpreter's stack; answers are memoised, so cost stays polynomial
 
 
+def _memoised(unknown):
+    """Answer each (expression, position, frame) once per file: chains of rebindings cost linear time and
+    branches that all rebind a name cost quadratic, not exponential. A cycle (a loop that rebinds `x`
+    from `x`) answers `unknown`."""
+    return lambda question: _memo(question, unknown)
+
+
+def _memo(question, unknown):
+    def ask(expr, ctx, pos=None, depth=0):
+        if expr is None or depth > MAX_DEPTH:
+            return unknown
+        pos = pos or ctx.pos
+        frame = ctx.frame
+        key = (question, id(expr), pos, id(frame.scope), id(frame.cls), frame.guards)
+        memo = ctx.facts.memo
+        if key not in memo:
+            memo[key] = unknown
+            memo[key] = question(expr, ctx, pos, depth)
+        return memo[key]
+
+    ask.__doc__ = question.__doc__
+    return ask
+
+
+@_memoised(unknown=None)
 def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[str]:
     """The kind of `expr` evaluated at `pos` (defaults to the node under check)."""
-    if depth > MAX_DEPTH or expr is None:
-        return None
-    pos = pos or ctx.pos
     if isinstance(expr, ast.Name):
         key = expr.id
         if key in ctx.frame.guards:
@@ -71,7 +81,11 @@ def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[st
         dotted_key = dotted(expr)
         if dotted_key and dotted_key in ctx.frame.guards:
             return TENSOR
-        if MODULE_NAME.search(attr) and not NOT_MODULE_RECEIVER.search(attr):
+        if isinstance(expr.value, ast.Name) and expr.value.id == "self":
+            held = self_attribute_kind(attr, ctx)
+            if held is not None:
+                return held
+        if names.MODULE_NAME(attr) and not names.NOT_MODULE(attr):
             return MODULE
         return None
     if isinstance(expr, ast.Call):
@@ -88,7 +102,11 @@ def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[st
         inner = kind(expr.operand, ctx, pos, depth + 1)
         return TENSOR if inner == PARAM else inner
     if isinstance(expr, ast.Subscript):
+        if ctx.frame.guards and guard_key(expr) in ctx.frame.guards:
+            return TENSOR
         inner = kind(expr.value, ctx, pos, depth + 1)
+        if inner == BATCH:
+            return LIKELY_TENSOR  # batch["x"], batch[0]
         if inner in (TENSOR, PARAM, STATE_DICT):
             return TENSOR
         if inner in (LIKELY_TENSOR, NDARRAY):
@@ -120,13 +138,44 @@ def _binding_kind(b, name: str, ctx: "Context", depth: int) -> Optional[str]:
             return ann
     if b.kind in ("assign", "annassign") and b.value is not None:
         return kind(b.value, ctx, b.pos, depth + 1)
-    if b.kind == "for" and isinstance(b.node, (ast.For, ast.AsyncFor)) and isinstance(b.node.target, ast.Name):
+    if b.kind == "for" and isinstance(b.node, (ast.For, ast.AsyncFor)):
         it = b.node.iter
-        if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "parameters":
+        if (isinstance(b.node.target, ast.Name) and isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
+                and it.func.attr == "parameters"):
             return PARAM
-    if b.kind == "arg" and MODULE_NAME.search(name):
+        return _batch_kind(b.node, name, ctx)
+    if b.kind == "arg" and names.MODULE_NAME(name):
         return MODULE
     return None
+
+
+def _batch_kind(loop, name: str, ctx: "Context") -> Optional[str]:
+    """What a loop over a data loader binds: `for x, y in loader` (or `enumerate(loader)`, `tqdm(loader)`)
+    gives tensors, `for batch in loader` a batch (whose items are tensors). A loader is a DataLoader the
+    code builds, or one named so whose loop trains (names alone are not enough)."""
+    it, target = loop.iter, loop.target
+    while isinstance(it, ast.Call) and it.args and (dotted(it.func) or "").rsplit(".", 1)[-1] in ("enumerate", "tqdm"):
+        if (dotted(it.func) or "").endswith("enumerate"):
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+                return None
+            if isinstance(target.elts[0], ast.Name) and target.elts[0].id == name:
+                return SCALAR  # the index
+            target = target.elts[1]
+        it = it.args[0]
+    if not _is_loader(it, loop, ctx):
+        return None
+    if isinstance(target, ast.Name):
+        return BATCH if target.id == name else None
+    return LIKELY_TENSOR if any(isinstance(e, ast.Name) and e.id == name for e in ast.walk(target)) else None
+
+
+def _is_loader(expr, loop, ctx: "Context") -> bool:
+    if isinstance(expr, ast.Name):
+        b = ctx.frame.scope.binding_before(expr.id, pos_of(loop))
+        if b is not None and isinstance(b.value, ast.Call) and (ctx.facts.qualname(b.value.func) or "").endswith(
+                "DataLoader"):
+            return True
+    return names.LOADER(dotted(expr)) and id(loop) in ctx.facts.training_loops
 
 
 def _binding_attached(b, expr: ast.Name, ctx: "Context", pos, depth: int) -> bool:
@@ -144,17 +193,11 @@ def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]
     if ctx.facts.tensor_functions and _declared_tensor_function(call.func, q, ctx.facts.tensor_functions):
         return TENSOR
     if q:
-        if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-            return PARAM
         if q in ("copy.deepcopy", "copy.copy") and call.args:
             return kind(call.args[0], ctx, pos, depth + 1)
-        if api.is_module_class(q):
-            return MODULE
-        if api.is_optimizer_class(q):
-            return OPTIMIZER
-        op = api.function(q)
-        if op is not None:
-            return _result_kind(op, TENSOR)
+        made = _torch_call_kind(q)
+        if made is not None:
+            return made
         if q.startswith("numpy."):
             return NDARRAY
         if q in ("collections.OrderedDict", "dict"):
@@ -178,13 +221,109 @@ def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]
         if recv in TENSORISH:
             op = api.method(method)
             return _result_kind(op, TENSOR if recv in SURE_TENSOR else LIKELY_TENSOR) if op else None
-        if isinstance(func.value, ast.Name) and func.value.id == "self" and MODULE_NAME.search(method):
+        if _submodule_call(func, ctx):
             return TENSOR  # self.encoder(x)
         return None
     if isinstance(func, ast.Name):
-        if kind(func, ctx, pos, depth + 1) == MODULE:
+        if kind(func, ctx, pos, depth + 1) == MODULE and not _only_named(func.id, ctx, pos):
             return TENSOR  # model(x)
     return None
+
+
+def self_attribute_kind(attr: str, ctx: "Context") -> Optional[str]:
+    """What `self.attr` holds, from every `self.attr = value` and `self.register_buffer("attr", value)` of the
+    enclosing class, when they all agree; values are judged without their method's scope (torch calls,
+    constructors, conversions of other attributes), so a value built from a local name is unknown."""
+    cls = ctx.frame.cls
+    if cls is None:
+        return None
+    key = ("self-attribute", id(cls), attr)
+    memo = ctx.facts.memo
+    if key not in memo:
+        memo[key] = None  # a cycle (self.a = self.b, self.b = self.a) stays unknown
+        kinds = {_free_kind(v, ctx) for v in _self_assignments(cls, ctx).get(attr, ())}
+        memo[key] = kinds.pop() if len(kinds) == 1 else None
+    return memo[key]
+
+
+def _self_assignments(cls: ast.ClassDef, ctx: "Context") -> dict[str, list]:
+    key = ("self-assignments", id(cls))
+    if key not in ctx.facts.memo:
+        found: dict[str, list] = {}
+        for n in ast.walk(cls):
+            if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        found.setdefault(t.attr, []).append(n.value)
+            elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer"
+                  and len(n.args) >= 2 and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)):
+                found.setdefault(n.args[0].value, []).append(n.args[1])
+        ctx.facts.memo[key] = found
+    return ctx.facts.memo[key]
+
+
+def _free_kind(value: ast.AST, ctx: "Context") -> Optional[str]:
+    """The kind of a value that does not depend on local names."""
+    if isinstance(value, ast.Constant):
+        return SCALAR if value.value is not None else None
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
+        return self_attribute_kind(value.attr, ctx)
+    if not isinstance(value, ast.Call):
+        return None
+    q = ctx.facts.qualname(value.func)
+    made = _torch_call_kind(q)
+    if made is not None:
+        return made
+    if isinstance(value.func, ast.Attribute) and q is None:
+        recv = _free_kind(value.func.value, ctx)
+        if recv in TENSORISH:
+            op = api.method(value.func.attr)
+            return _result_kind(op, TENSOR) if op else None
+        if recv == MODULE and api.module_returns_self(value.func.attr):
+            return MODULE
+    return None
+
+
+def _submodule_call(func: ast.Attribute, ctx: "Context") -> bool:
+    """`self.encoder(x)`: an attribute the class sets (`self.encoder = ...`) and names like a module;
+    a method such as `self.get_model()` is not a forward pass."""
+    return (isinstance(func.value, ast.Name) and func.value.id == "self" and names.MODULE_NAME(func.attr)
+            and func.attr in _self_attributes(ctx))
+
+
+def _self_attributes(ctx: "Context") -> frozenset:
+    """Names the enclosing class sets on `self`: assigned anywhere in its body, or registered
+    (`self.register_modules(unet=unet)`, `self.add_module("head", ...)`)."""
+    cls = ctx.frame.cls
+    if cls is None:
+        return frozenset()
+    key = ("self-attributes", id(cls))
+    if key not in ctx.facts.memo:
+        found = set(_self_assignments(cls, ctx))
+        for n in ast.walk(cls):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in REGISTERS:
+                found.update(k.arg for k in n.keywords if k.arg)
+                found.update(a.value for a in n.args[:1] if isinstance(a, ast.Constant) and isinstance(a.value, str))
+        ctx.facts.memo[key] = frozenset(found)
+    return ctx.facts.memo[key]
+
+
+def _only_named(name: str, ctx: "Context", pos) -> bool:
+    """`name` is a plain parameter: its name is all that says what it is (`actor_critic` may be a factory)."""
+    reaching = _reaching(name, ctx, pos)
+    return bool(reaching) and all(b.kind == "arg" and b.annotation is None for b in reaching)
+
+
+def _torch_call_kind(q: Optional[str]) -> Optional[str]:
+    """What a call of torch's `q` builds: a parameter, a module, an optimizer, or its API result."""
+    if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+        return PARAM
+    if api.is_module_class(q):
+        return MODULE
+    if api.is_optimizer_class(q):
+        return OPTIMIZER
+    op = api.function(q)
+    return _result_kind(op, TENSOR) if op is not None else None
 
 
 def _result_kind(op: api.Op, tensor: str) -> Optional[str]:
@@ -218,11 +357,9 @@ def annotation_kind(ann: ast.AST, ctx: "Context") -> Optional[str]:
     return None
 
 
+@_memoised(unknown=False)
 def attached(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> bool:
     """Whether `expr` is (by the file's evidence) part of an autograd graph: it requires grad."""
-    if depth > MAX_DEPTH or expr is None:
-        return False
-    pos = pos or ctx.pos
     if isinstance(expr, ast.Name):
         scope = ctx.frame.scope
         if expr.id in scope.backward_names:
@@ -259,17 +396,17 @@ def attached(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> bool:
             if op is not None and not op.keeps_grad:
                 return False
             recv = func.value
-            if isinstance(recv, ast.Name) and recv.id == "self" and MODULE_NAME.search(func.attr):
+            if _submodule_call(func, ctx):
                 return True  # self.encoder(x)
             if kind(func, ctx, pos, depth + 1) == MODULE:
                 return True  # self.model.encoder(x)
-            if LOSS_CALLEE.search(func.attr):
+            if names.LOSS_FUNC(func.attr):
                 return any(attached(a, ctx, pos, depth + 1) for a in expr.args) or bool(expr.args)
             return attached(recv, ctx, pos, depth + 1)
         if isinstance(func, ast.Name):
             if kind(func, ctx, pos, depth + 1) == MODULE:
                 return True  # model(x)
-            if LOSS_CALLEE.search(func.id):
+            if names.LOSS_FUNC(func.id):
                 return any(attached(a, ctx, pos, depth + 1) for a in expr.args)
         return False
     return False
@@ -297,5 +434,4 @@ def is_param_like(expr: ast.AST, ctx: "Context") -> bool:
     if k == PARAM:
         return True
     name = base_name(node)
-    return bool(name and re.match(r"^(p|param|params|parameter|w|weight|bias|grad|g|buf|state|exp_avg\w*|"
-                                  r"momentum\w*|ema\w*|shadow\w*|avg\w*|running\w*|master\w*)$", name))
+    return names.PARAM_NAME(name)

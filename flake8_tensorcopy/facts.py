@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
+from . import api
+
 Pos = tuple[int, int]
 MATCH_CASE = getattr(ast, "match_case", ())  # Python 3.10+
 
@@ -24,14 +26,6 @@ GRAD_ON_CALLS = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
 SET_GRAD = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
 TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 TRAINING_CALLS = frozenset({"backward", "step"})
-# Functions whose job is to write parameters, gradients or optimizer / EMA state on purpose.
-PARAM_UPDATE_FUNC = re.compile(
-    r"(^__init__$|init|reset|^_?build|fuse|merge|convert|load|from_pretrained|copy_?param|resize|"
-    r"ema|momentum|polyak|swa|soft_update|update_target|update_teacher|update_average|average|"
-    r"^step$|_step$|^_?update|optimi[sz]|clip|quantiz|prune|normali[sz]e_weight|weight_norm|tie|"
-    r"zero_grad|sync|broadcast|all_reduce|allreduce|setup|prepare|patch|surgery|transfer)",
-    re.IGNORECASE,
-)
 
 
 @dataclass
@@ -127,6 +121,7 @@ class FileFacts:
         self.training_loops: set[int] = set()
         self.classes_with_state_dict: set[str] = set()
         self.discarded: set[int] = set()  # ids of calls that are a whole statement: result unused
+        self.memo: dict = {}  # evidence answers per (question, expression, position, frame): each once
         self.nodes: list[tuple[ast.AST, Frame]] = []
         self.module_scope = Scope(tree, None)
         self._wanted = wanted
@@ -276,9 +271,7 @@ class FileFacts:
             self.training_loops.update(id(loop) for loop in frame.loops)
         if isinstance(func, ast.Attribute) and func.attr == "backward":
             for target in [func.value] + node.args[:1]:  # loss.backward(), accelerator.backward(loss)
-                base = _base_name(target)
-                if base:
-                    frame.scope.backward_names.add(base)
+                frame.scope.backward_names.update(_backward_roots(target))
         return _plain(node, frame)
 
     def _cold(self, node: ast.AST) -> bool:
@@ -323,6 +316,14 @@ class FileFacts:
         for t in targets:
             if isinstance(t, ast.Name):
                 scope.bind(Binding(t.id, _pos(node), _end(node), kind, value, ann, node, off, frame.block))
+            elif (isinstance(t, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+                  and len(t.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in t.elts)):
+                for elt, part in zip(t.elts, value.elts):  # `x, y = t["x"], t["y"]`: element by element
+                    if isinstance(elt, ast.Name):
+                        scope.bind(Binding(elt.id, _pos(node), _end(node), kind, part, None, node, off, frame.block))
+                    else:
+                        for name in _target_names(elt):
+                            scope.bind(Binding(name, _pos(node), _end(node), "other", node=node))
             else:
                 for name in _target_names(t):
                     scope.bind(Binding(name, _pos(node), _end(node), "other", node=node))
@@ -384,7 +385,7 @@ def _tensor_guards(test: ast.expr, facts: FileFacts) -> frozenset:
         and all(facts.qualname(t) in TENSOR_TYPES or _last(t) in ("Tensor", "Parameter")
                 for t in (types.elts if isinstance(types, ast.Tuple) else [types]))
     ):
-        key = dotted(test.args[0])
+        key = guard_key(test.args[0])
         return frozenset({key}) if key else frozenset()
     return frozenset()
 
@@ -407,6 +408,33 @@ def dotted(expr: ast.AST) -> Optional[str]:
         parts.append(expr.id)
         return ".".join(reversed(parts))
     return None
+
+
+def guard_key(expr: ast.AST) -> Optional[str]:
+    """How an isinstance guard names its subject: 'x', 'self.h', or "batch['img']" for a constant subscript."""
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
+        inner = guard_key(expr.value)
+        return f"{inner}[{expr.slice.value!r}]" if inner else None
+    return dotted(expr)
+
+
+def _backward_roots(expr: ast.AST) -> set[str]:
+    """Names a backward pass runs through: `loss` in `loss.backward()`, `(a + b).mean().backward()`,
+    `torch.stack(losses).sum().backward()`, `scaler.scale(loss).backward()` (not `scaler`: a method that
+    is not a tensor's takes the value as an argument)."""
+    if isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)):
+        base = _base_name(expr)
+        return {base} if base else set()
+    if isinstance(expr, ast.BinOp):
+        return _backward_roots(expr.left) | _backward_roots(expr.right)
+    if isinstance(expr, ast.UnaryOp):
+        return _backward_roots(expr.operand)
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        if isinstance(func, ast.Attribute) and api.method(func.attr) is not None:
+            return _backward_roots(func.value)
+        return set().union(*(_backward_roots(a) for a in expr.args))
+    return set()
 
 
 def _base_name(expr: ast.AST) -> Optional[str]:

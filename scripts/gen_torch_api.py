@@ -33,7 +33,7 @@ TENSORS = ("tensor", "tensors", "tensor|tensors")
 NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")
 # Results that may be the input itself or a copy (torchgen: "may sometimes return a copy").
 MAY_COPY = {"contiguous", "reshape", "reshape_as", "to", "type_as", "float", "double", "half", "bfloat16",
-            "long", "int", "short", "bool", "byte", "char", "cpu", "cuda", "type", "expand_as"}
+            "long", "int", "short", "bool", "byte", "char", "cpu", "cuda", "type"}
 
 # What declarations cannot say (see shared torch-facts.md): (returns, alias, mutates, grad).
 OVERLAY_METHODS = {
@@ -159,26 +159,33 @@ def attached_input() -> torch.Tensor:
 
 
 def probe(call) -> str:
-    """'keeps' / 'drops' when some argument pattern runs and returns tensors, '' when none does."""
+    """'keeps' when some argument pattern that runs returns an attached tensor (`where(x)` drops the graph,
+    `where(c, x, y)` keeps it), 'drops' when every one that runs returns a tensor without a graph, ''
+    when none runs. Patterns hold the attached input where a tensor goes; a factory (`zeros(3)`) runs on
+    ints alone and builds a fresh tensor that keeps nothing."""
+    seen = set()
     other = torch.full((3, 3), 2.0, dtype=torch.float64)
-    patterns = [(), (0,), (1,), (other,), (0, 1), (other, other), ([0, 1],), ((3, 3),), (9,), (torch.float32,),
-                (other > 2, 0.0), (other > 2,), (0, torch.tensor([0, 1])), (0, torch.tensor([[0], [1], [2]]))]
-    for args in patterns:
-        x = attached_input()
+    index = torch.tensor([0, 1])
+    patterns = [lambda x: (x,), lambda x: (x, 0), lambda x: (x, 1), lambda x: (x, other), lambda x: (x, 0, 1), lambda x: (x, 0, 1, 1),
+                lambda x: (x, other, other), lambda x: ([x, other],), lambda x: (x, [0, 1]), lambda x: (x, (3, 3)),
+                lambda x: (x, 9), lambda x: (x, torch.float32), lambda x: (x, other > 2, 0.0),
+                lambda x: (x, other > 2), lambda x: (x, 0, index), lambda x: (x, 0, index.reshape(2, 1)),
+                lambda x: (other > 2, x, other)]
+    factories = [(3,), (3, 3), ((3, 3),)]
+    for args in [p(attached_input()) for p in patterns] + factories:
         try:
             with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
                     contextlib.redirect_stderr(io.StringIO()):
                 warnings.simplefilter("ignore")
-                result = call(x, *args)
+                result = call(*args)
         except Exception:  # noqa: BLE001 - a pattern that does not fit this op
             continue
         finally:
             torch.set_grad_enabled(True)
         first = result[0] if isinstance(result, (tuple, list)) and result else result
         if isinstance(first, torch.Tensor):
-            return "keeps" if first.grad_fn is not None or first.requires_grad else "drops"
-        return ""
-    return ""
+            seen.add("keeps" if first.grad_fn is not None or first.requires_grad else "drops")
+    return "keeps" if "keeps" in seen else seen.pop() if seen else ""
 
 
 def module_returns_self(name: str) -> bool:
@@ -240,7 +247,7 @@ def functions(sch: dict, views: set, may_view: set) -> dict[str, tuple]:
             if not kinds:
                 continue
             returns = join(kinds)
-            grad = probe(lambda x, *a, _f=fn: _f(x, *a)) if returns in TENSORS else "drops"
+            grad = probe(fn) if returns in TENSORS else "drops"
             out[f"{space}.{name}"] = entry(name, returns, sch, views, may_view, grad)
     out.update(OVERLAY_FUNCTIONS)
     return out

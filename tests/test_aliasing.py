@@ -66,3 +66,34 @@ def test_next_loop_iteration_counts_as_a_later_use():
             loss.backward()
     """
     assert lines("TEN102", source) == [9]
+
+
+def test_a_loop_that_rebinds_the_source_first_does_not_read_the_old_one():
+    source = """
+    import torch
+    def attack(x, restarts, step):
+        best = None
+        for _ in range(restarts):
+            adv = step(x) + torch.zeros(1)
+            if best is None:
+                best = adv.detach()
+            wrong = adv.sum(1) > 0
+            best[wrong] = adv[wrong]
+        return best
+    """
+    assert lines("TEN101", source) == []
+    rebound_sometimes = """
+    import torch
+    def attack(x, restarts, step):
+        best = None
+        adv = x.exp()
+        for _ in range(restarts):
+            if x.sum() > 0:
+                adv = step(x) + torch.zeros(1)
+            if best is None:
+                best = adv.detach()
+            wrong = adv.sum(1) > 0
+            best[wrong] = adv[wrong]
+        return best
+    """
+    assert lines("TEN101", rebound_sometimes) == [12]

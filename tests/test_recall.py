@@ -147,3 +147,12 @@ def test_git_tier_reads_the_labelled_commit_and_names_missing_snapshots(tmp_path
 def test_a_bug_needs_its_fix_reference(tmp_path):
     with pytest.raises(ValueError, match="label must be bug"):
         recall.load_labels(labels(tmp_path, 0, [{**pypi("a.py", 1, "TEN104", "bug"), "fix": ""}]))
+
+
+def test_an_unconfirmed_hazard_counts_as_right_for_precision_but_not_for_recall(tmp_path, releases):
+    _, cases = recall.load_labels(labels(tmp_path, 0, [pypi("demo/train.py", 5, "TEN301", "bug"),
+                                                        pypi("demo/train.py", 19, "TEN104", "unconfirmed"),
+                                                        pypi("demo/train.py", 12, "TEN401", "benign")]))
+    fig = recall.figures(recall.score(cases, (1,), releases, tmp_path, fetch=False))
+    assert (fig["bugs"], fig["found"], fig["unconfirmed"], fig["flagged"]) == (1, 1, 1, 1)
+    assert (fig["recall"], fig["precision"]) == (1.0, 2 / 3)

@@ -14,8 +14,9 @@ CUDA, `.cpu()` copies, so the same line behaves differently on GPU and CPU: test
 see data corruption that the GPU run never had, or the other way round.
 
 Not flagged: a fresh temporary (`model(x).detach().cpu().numpy()`), rebinding (`a = a * 255`),
-sources not read after the write, and `np.asarray(x)` without evidence that `x` is a tensor. A
-function parameter counts as used only when the function itself reads it after the write.
+sources not read after the write, `np.asarray(x)` without evidence that `x` is a tensor, and writes
+back into a parameter or gradient (`g = p.grad.numpy(); g[:] = allreduce(g)`), which are the point of
+such code. A function parameter counts as used only when the function itself reads it after the write.
 
 ## Example
 ```python
@@ -61,7 +62,7 @@ from __future__ import annotations
 import ast
 
 from ..aliasing import alias_binding, kept_inplace, named, still_used
-from ..evidence import MODULE, NDARRAY, SURE_TENSOR, TENSORISH
+from ..evidence import MODULE, NDARRAY, SURE_TENSOR, TENSORISH, is_param_like
 from ..facts import end_of
 from ..inplace import written
 from ..model import FixSafety
@@ -99,6 +100,8 @@ def check(node, ctx):
     source, how, side = _alias_of(origin.value, ctx)
     if isinstance(source, ast.Name) and source.id == target.id:
         return
+    if is_param_like(source, ctx):
+        return  # `g = p.grad.numpy(); g[:] = allreduce(g)`: writing the gradient back is the point
     if not still_used(source, ctx, end_of(node), caller_holds=False):
         return
     copy = "clone" if side == "tensor" else "copy"
@@ -112,7 +115,7 @@ def _kept_chain(node: ast.Assign, ctx):
     """`u = torch.from_numpy(arr).sub_(0.5)`: the write reaches `arr`."""
     for alias, inner in kept_inplace(node, lambda v: _alias_of(v, ctx) is not None):
         source, how, side = _alias_of(inner, ctx)
-        if still_used(source, ctx, end_of(node), caller_holds=False):
+        if not is_param_like(source, ctx) and still_used(source, ctx, end_of(node), caller_holds=False):
             copy = "clone" if side == "tensor" else "copy"
             fix = ctx.replace(inner, f"{as_receiver(ctx.text(inner), inner)}.{copy}()", FIX)
             yield ctx.finding(node, fix, alias=alias, source=ctx.text(source), how=how,

@@ -13,7 +13,9 @@ reads like "detach x" or "move x to the GPU" but does nothing: `x` keeps its gra
 Modules are different: `model.to(device)` and `model.float()` convert the module in place, which is
 why the rule needs evidence that `x` is a tensor for the conversion methods.
 
-Not flagged: module conversions, receivers of unknown type for the conversion methods, fresh
+Not flagged: module conversions, receivers of unknown type for the conversion methods, receivers the
+code tests the type of (`if isinstance(out, Result): out.detach()`) or uses as a dict or an object
+(`out["k"] = ...`, `out.total = ...`), fresh
 temporaries (`torch.zeros(1).cuda()` is a common way to initialise CUDA), `clone` / `detach` with
 arguments (not the tensor methods), statements inside `pytest.raises` / `assertRaises` blocks, and
 benchmark / warm-up functions, where `out.cpu()` is called to wait for the GPU.
@@ -52,10 +54,11 @@ from __future__ import annotations
 
 import ast
 
+from .. import names
 from ..aliasing import named
-import re
-
-from ..evidence import MODULE, NDARRAY, NOT_MODULE_RECEIVER, OPTIMIZER, PARAM, STATE_DICT, TENSORISH
+from ..context import type_tested
+from ..evidence import MODULE, NDARRAY, OPTIMIZER, PARAM, STATE_DICT, TENSORISH
+from ..facts import dotted
 from ..model import FixSafety, Trigger
 
 CODE = "TEN104"
@@ -73,14 +76,12 @@ COPY_METHODS = frozenset({"detach", "clone"})
 CONVERSIONS = frozenset({"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "long", "int", "bool",
                          "contiguous"})
 NOT_TENSOR = frozenset({MODULE, NDARRAY, OPTIMIZER, STATE_DICT})
-OTHER_OBJECT = re.compile(r"(hook|handle|repo|session|thread|process|proc|conn|socket|graph|node|tree|env)",
-                          re.IGNORECASE)
-TIMING_FUNC = re.compile(r"(bench|profil|warm_?up|timeit|timing|synchroni[sz]e)", re.IGNORECASE)
+TENSOR_ATTRIBUTES = frozenset({"data", "grad", "requires_grad", "retains_grad", "names"})
 RAISES_CONTEXTS = ("raises", "assertRaises", "assertRaisesRegex", "assert_raises", "assertWarns", "warns")
 
 
 def check(node: ast.Expr, ctx):
-    if any(TIMING_FUNC.search(getattr(f, "name", "")) for f in ctx.frame.funcs):
+    if any(names.TIMING_FUNC(getattr(f, "name", "")) for f in ctx.frame.funcs):
         return  # `out.cpu()` waits for the GPU in a benchmark: the call is made for its timing
     found = _discarded(node.value, ctx)
     if found is None or _in_raises_block(node, ctx):
@@ -121,7 +122,19 @@ def _can_assign_back(source, call_text: str, ctx) -> bool:
     of the copy is unknown)."""
     if call_text == "copy.deepcopy()":
         return False
-    return isinstance(source, ast.Name) or (isinstance(source, ast.Attribute) and ctx.kind(source) != PARAM)
+    if isinstance(source, ast.Name):
+        return not _would_become_local(source.id, ctx)
+    return isinstance(source, ast.Attribute) and ctx.kind(source) != PARAM
+
+
+def _would_become_local(name: str, ctx) -> bool:
+    """`name = ...` inside a function that only reads a global or enclosing `name` would make it local
+    there: every earlier read would raise UnboundLocalError."""
+    func = ctx.frame.func
+    if func is None or ctx.frame.scope.bindings.get(name):
+        return False
+    declared = {n for d in ast.walk(func) if isinstance(d, (ast.Global, ast.Nonlocal)) for n in d.names}
+    return name not in declared
 
 
 def _chain(call: ast.Call):
@@ -143,14 +156,38 @@ def _other_object(source, ctx) -> bool:
     """An object whose own `detach()` / `clone()` may have side effects: one built by a non-torch
     class (`engine = PrivacyEngine(...)`) or named like an engine, hook handle, manager, ..."""
     last = source.attr if isinstance(source, ast.Attribute) else getattr(source, "id", "")
-    if NOT_MODULE_RECEIVER.search(last) or OTHER_OBJECT.search(last):
+    if names.NOT_MODULE(last) or names.OTHER_OBJECT(last):
         return True
-    if isinstance(source, ast.Name):
-        origin = ctx.frame.scope.binding_before(source.id, ctx.pos)
+    key = dotted(source)
+    if key and type_tested(key, ctx):
+        return True  # `if isinstance(out, Result): out.detach()`: code for values of several kinds
+    pos = ctx.pos
+    while isinstance(source, ast.Name):
+        if _used_as_object(source.id, ctx):
+            return True
+        origin = ctx.frame.scope.binding_before(source.id, pos)
         value = origin.value if origin is not None else None
-        if isinstance(value, ast.Call):
-            callee = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", "")
-            return callee[:1].isupper() and not (ctx.qualname(value.func) or "").startswith("torch.")
+        if not isinstance(value, ast.Call):
+            return False
+        if ctx.qualname(value.func) in ("copy.copy", "copy.deepcopy") and value.args:
+            source, pos = value.args[0], origin.pos  # a copy of what?
+            continue
+        callee = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", "")
+        return callee[:1].isupper() and not (ctx.qualname(value.func) or "").startswith("torch.")
+    return False
+
+
+def _used_as_object(name: str, ctx) -> bool:
+    """The function indexes `name` with a string or sets a plain attribute on it (`result["extra"] = ...`,
+    `result.minimize = loss`): a dict or an object, never a tensor."""
+    body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    for n in ast.walk(body):
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name \
+                and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
+            return True
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) \
+                and n.value.id == name and n.attr not in TENSOR_ATTRIBUTES:
+            return True
     return False
 
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import ast
 
+from .. import api
 from ..evidence import LIKELY_TENSOR, TENSOR
 from ..model import FixSafety
 from .edits import as_receiver
@@ -52,8 +53,6 @@ NAME = "deepcopy-tensor"
 MESSAGE = "copy.deepcopy() of tensor '{arg}' {why}; use {arg}.detach().clone()"
 WHY_NON_LEAF = "raises RuntimeError: it is not a graph leaf"
 WHY_VIEW = "copies the whole storage of the tensor it views (and raises if that one is in a graph)"
-VIEW_METHODS = frozenset({"view", "view_as", "t", "transpose", "permute", "narrow", "select", "expand", "expand_as",
-                          "unsqueeze", "squeeze", "diagonal", "unfold", "movedim", "swapaxes", "unflatten"})
 FIX = FixSafety.UNSAFE
 TRIGGER = r"deepcopy"
 NODES = (ast.Call,)
@@ -87,7 +86,10 @@ def _is_view(expr) -> bool:
         return True
     if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
         return True
-    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in VIEW_METHODS
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)):
+        return False
+    op = api.method(expr.func.attr)
+    return op is not None and op.alias == "view"
 
 
 def _bound_to_view(expr, ctx) -> bool:

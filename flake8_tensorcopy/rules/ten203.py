@@ -14,7 +14,8 @@ source, every kept clone holds its step's whole graph (and saved activations) al
 on it raises "Can't call numpy() on Tensor that requires grad".
 
 Not flagged: clones of inputs, masks, indices or tokens (no graph evidence), clones under `no_grad`,
-`.detach().clone()` / `.clone().detach()`, and clones used within the step.
+`.detach().clone()` / `.clone().detach()`, clones used within the step, and working copies written in
+place afterwards (`target = h.clone(); target[mask] = 0`), whatever their name.
 
 ## Example
 ```python
@@ -41,10 +42,11 @@ copy; code that backpropagates through the kept clone would change.
 from __future__ import annotations
 
 import ast
-import re
 
+from .. import names
 from ..evidence import PARAM
 from ..facts import base_name, pos_of
+from ..inplace import written
 from ..model import Fix, FixSafety
 from .edits import before_method
 
@@ -57,15 +59,8 @@ TRIGGER = r"\.clone\("
 NODES = (ast.Assign, ast.AnnAssign, ast.Expr, ast.Call)
 CLAIM = ("t.clone() keeps requires_grad and a CloneBackward0 node: a kept clone holds the graph of "
          "its step alive and .numpy() on it raises; t.detach().clone() holds no graph.")
-FROZEN_NAME = re.compile(
-    r"(^|_)(best|init|initial|orig|original|old|prev|previous|last|snapshot|snap|frozen|fixed|saved|backup|"
-    r"teacher|target|ema|ref|reference|anchor|start|baseline|copy)(_|$|\d)",
-    re.IGNORECASE,
-)
 PASS_THROUGH = frozenset({"to", "cpu", "cuda", "float", "double", "half", "contiguous", "squeeze", "unsqueeze",
                           "view", "reshape", "flatten", "requires_grad_"})
-NOT_A_COMPUTATION = re.compile(r"^(assert|print|log|info|debug|warn|format|str|repr|len|isinstance|type)|"
-                               r"(equal|close|allclose)$", re.IGNORECASE)
 KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "push"})
 
 
@@ -88,7 +83,7 @@ def check(node, ctx):
     if value is None:
         return
     for target in targets:
-        if isinstance(target, ast.Name) and FROZEN_NAME.search(target.id):
+        if isinstance(target, ast.Name) and names.FROZEN_NAME(target.id) and not _working_copy(target.id, ctx):
             yield from _report(value, ctx, "kept as '%s'" % target.id, snapshot=target.id)
         elif isinstance(target, (ast.Attribute, ast.Subscript)) and _outlives_step(target, ctx):
             yield from _report(value, ctx, "kept in '%s'" % ctx.text(target))
@@ -104,6 +99,18 @@ def _report(expr, ctx, why, snapshot=None):
             yield ctx.finding(clone, fix, source=ctx.text(source), why=why)
 
 
+def _working_copy(name: str, ctx) -> bool:
+    """`name` is later written in place (`target[mask] = 0`, `target.mul_(2)`): a copy made to be edited
+    inside the step, whatever its name says."""
+    body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    for node in ast.walk(body):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.Call)) and pos_of(node) > ctx.pos:
+            target = written(node)
+            if isinstance(target, ast.Name) and target.id == name:
+                return True
+    return False
+
+
 def _fed_back(name: str, ctx) -> bool:
     """`name` is later an operand of arithmetic or an argument of a computation (not of an
     assertion, comparison or log call): `(w - w0).pow(2)`, `F.mse_loss(w, w0)`."""
@@ -116,7 +123,7 @@ def _fed_back(name: str, ctx) -> bool:
             return True
         if isinstance(node, ast.Call) and any(isinstance(a, ast.Name) and a.id == name for a in node.args):
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if not NOT_A_COMPUTATION.search(callee):
+            if not names.NOT_A_COMPUTATION(callee):
                 return True
     return False
 

@@ -55,7 +55,8 @@ import ast
 
 from .. import api
 from ..evidence import MAX_DEPTH, PARAM, TENSOR, annotation_kind
-from ..facts import dotted, end_of, pos_of
+from ..context import type_tested, within
+from ..facts import dotted
 from ..model import FixSafety
 from .edits import one_line
 from .edits import as_receiver
@@ -102,7 +103,7 @@ def _real_tensor(arg: ast.expr, ctx) -> bool:
     key = dotted(arg)
     if key and key in ctx.frame.guards:
         return False  # the isinstance branch: converting a tensor input is what the branch is for
-    if key and _type_checked(key, ctx):
+    if key and type_tested(key, ctx):
         return False  # `if isinstance(x, (list, tuple)): x = torch.tensor(x)`: a conversion on purpose
     return _built_tensor(arg, ctx, ctx.pos, 0)
 
@@ -143,27 +144,6 @@ def _built_tensor(expr, ctx, pos, depth) -> bool:
     return False
 
 
-def _type_checked(key: str, ctx) -> bool:
-    """An enclosing `if` tests the argument's type (isinstance / type / hasattr / is_tensor)."""
-    for test in _enclosing_tests(ctx):
-        for n in ast.walk(test):
-            if (isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)) and n.args
-                    and (n.func.id if isinstance(n.func, ast.Name) else n.func.attr)
-                    in ("isinstance", "type", "hasattr", "is_tensor", "is_list_like")
-                    and dotted(n.args[0]) == key):
-                return True
-    return False
-
-
-def _enclosing_tests(ctx):
-    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    for n in ast.walk(root):
-        if isinstance(n, (ast.If, ast.IfExp)):
-            branches = [n.body, n.orelse] if isinstance(n, ast.If) else [[n.body], [n.orelse]]
-            if any(b and _within(b, ctx.pos) for b in branches):
-                yield n.test
-
-
 def _bound_in_other_branch(name: str, ctx, pos) -> bool:
     """`if ...: x = torch.stack(x) else: torch.tensor(x)`: the tensor binding never reaches the call."""
     b = ctx.frame.scope.binding_before(name, pos)
@@ -171,13 +151,12 @@ def _bound_in_other_branch(name: str, ctx, pos) -> bool:
         return False
     root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
     for n in ast.walk(root):
-        if isinstance(n, ast.If) and n.orelse and _within(n.body, b.pos) and _within(n.orelse, pos):
+        if isinstance(n, ast.If) and n.orelse and within(n.body, b.pos) and within(n.orelse, pos):
             return True
     return False
 
 
-def _within(stmts, pos) -> bool:
-    return pos_of(stmts[0]) <= pos <= end_of(stmts[-1])
+
 
 
 def _detached_clone(arg, ctx) -> str:

@@ -5,7 +5,8 @@ Flags `snapshot = model.state_dict()`, and the shallow "copies" `dict(...)`, `Or
 `.copy()`, `copy.copy(...)`, `{k: v for k, v in ....items()}`, `{k: v.detach() ...}`,
 `{k: v.cpu() ...}` of it (or of a name bound to it), when the snapshot outlives a later update of the
 module and is then read: reloaded with `load_state_dict`, compared, returned or saved. A later update is a training call
-(`.backward()`, `.step()`, `fit`/`train...` calls) between the snapshot and the read, or a training
+(`.backward()`, `.step()`, a `fit`/`train...` call that involves the module, a trainer's or engine's
+`run`/`fit`/`train`) between the snapshot and the read, or a training
 loop that takes the snapshot in some iterations (under an `if`) and reads it after the loop (the
 "best weights" pattern).
 
@@ -14,7 +15,9 @@ into another module, `target.load_state_dict(model.state_dict())`), `torch.save(
 whose name does not say it is a frozen copy (`best`, `init`, `orig`, `prev`, ...) after training (that
 saves the final weights), a snapshot taken in every iteration and read after the loop, receivers that are not modules
 (optimizers, schedulers, scalers, metrics, engines, trainers, callbacks), classes that override
-`state_dict()`, and dicts used as in-place loading targets (`sd[k].copy_(...)`, `sd[k] = ...`).
+`state_dict()`, dicts used as in-place loading targets (`sd[k].copy_(...)`, `sd[k] = ...`), snapshots
+read only for their keys (`sd.keys()`, `len(sd)`, `k in sd`), and calls named for training that do not
+involve the module (`pca.fit(features)`).
 
 ## Why is this bad?
 The entries of a `state_dict()` are detached tensors that **share storage** with the parameters and
@@ -62,10 +65,10 @@ this bug (with `deepcopy`): seven findings, all of them the bug.
 from __future__ import annotations
 
 import ast
-import re
 
-from ..evidence import MODULE, MODULE_NAME, NOT_MODULE_RECEIVER
-from ..facts import dotted, end_of, pos_of
+from .. import names
+from ..evidence import MODULE
+from ..facts import base_name, dotted, end_of, pos_of
 from ..model import FixSafety
 from .edits import one_line
 
@@ -75,19 +78,15 @@ MESSAGE = ("'{target}' keeps {what}: its tensors share storage with the live wei
            "{why}; use {use}")
 FIX = FixSafety.UNSAFE
 TRIGGER = r"state_dict\("
+WHOLE_FILE = True  # reads of `self.best` in other methods, and the file's functions that train
 NODES = (ast.Assign, ast.AnnAssign)
 CLAIM = ("The tensors of module.state_dict() (and of dict()/.copy()/{k: v.detach()} of it) share storage "
          "with the parameters: after optimizer.step() the snapshot equals the live weights; "
          "copy.deepcopy(module.state_dict()) does not change.")
 SHALLOW_CALLS = frozenset({"dict", "collections.OrderedDict", "OrderedDict", "copy.copy"})
 ALIAS_METHODS = frozenset({"detach", "cpu", "to", "float", "contiguous", "requires_grad_", "view_as"})
-TRAINING_NAME = re.compile(r"(^|_)(train|training|fit|learn|optimi[sz]e)(_|$)|^(backward|step)$|_step$|_backward$",
-                           re.IGNORECASE)
-FROZEN_NAME = re.compile(r"(^|_)(best|init|initial|orig|original|old|prev|previous|snapshot|snap|saved|backup|"
-                         r"start|baseline|before|ref|reference|pretrained|frozen)(_|$|\d)", re.IGNORECASE)
 MODE_SWITCH = frozenset({"train", "eval"})
-NON_MODULE_CLASS = re.compile(r"(optim|sched|scaler|metric|engine|trainer|callback|checkpoint|loop|state|"
-                              r"sampler|loader|logger)", re.IGNORECASE)
+TRAINER_RUNS = frozenset({"run", "fit", "train", "learn"})
 
 
 def check(node, ctx):
@@ -102,7 +101,7 @@ def check(node, ctx):
     if snapshot is None:
         return
     call, what = snapshot
-    why = _outlived_by_update(node, target, key, ctx)
+    why = _outlived_by_update(node, target, key, _module_root(call, ctx), ctx)
     if why is None:
         return
     source = ctx.text(call)
@@ -167,12 +166,12 @@ def _is_module(recv, ctx) -> bool:
     if isinstance(recv, ast.Name) and recv.id == "self":
         cls = ctx.frame.cls
         return (cls is not None and cls.name not in ctx.facts.classes_with_state_dict
-                and not NON_MODULE_CLASS.search(cls.name) and ctx.kind(recv) == MODULE)
+                and not names.NOT_MODULE_CLASS(cls.name) and ctx.kind(recv) == MODULE)
     key = dotted(recv)
     if key is None:
         return False
     last = key.rsplit(".", 1)[-1].strip("_")
-    if NOT_MODULE_RECEIVER.search(last):
+    if names.NOT_MODULE(last):
         return False
     if isinstance(recv, ast.Name):
         b = ctx.frame.scope.binding_before(recv.id, ctx.pos)
@@ -180,7 +179,7 @@ def _is_module(recv, ctx) -> bool:
         if isinstance(made, ast.Call) and isinstance(made.func, ast.Name):
             if made.func.id in ctx.facts.classes_with_state_dict:
                 return False
-    return ctx.kind(recv) == MODULE or bool(MODULE_NAME.search(last))
+    return ctx.kind(recv) == MODULE or bool(names.MODULE_NAME(last))
 
 
 def _aliases(expr, name: str) -> bool:
@@ -203,11 +202,18 @@ def _cloned(expr, ctx) -> str:
 
 
 # ---- does the snapshot outlive a later update and get read afterwards? -----------------------------
-def _outlived_by_update(node, target, key: str, ctx):
+def _module_root(call, ctx):
+    """The name at the root of the module whose state_dict() is kept (`model`, `self`), or None."""
+    sd = call if isinstance(call, ast.Call) else _state_dict_source(call, ctx)
+    return base_name(sd.func.value) if sd is not None else None
+
+
+def _outlived_by_update(node, target, key: str, module, ctx):
     start, end = pos_of(node), end_of(node)
     if isinstance(target, ast.Name):
         scope = ctx.frame.scope
-        reads = [p for p in scope.loads_after(key, end) if _origin_pos(scope, key, p) == start]
+        keys_only = _key_reads(ctx, key)
+        reads = [p for p in scope.loads_after(key, end) if _origin_pos(scope, key, p) == start and p not in keys_only]
         if _used_as_loading_target(ctx, key):
             return None
     else:
@@ -216,8 +222,8 @@ def _outlived_by_update(node, target, key: str, ctx):
         return None
     # torch.save(sd) after the training that follows saves the final weights, which may be the intent;
     # a snapshot taken inside a training loop and read after it (the "best" pattern) is not
-    saved = set() if FROZEN_NAME.search(key.rsplit(".", 1)[-1]) else _saved_positions(ctx, key)
-    trainings = _training_calls(ctx)
+    saved = set() if names.SNAPSHOT_NAME(key.rsplit(".", 1)[-1]) else _saved_positions(ctx, key)
+    trainings = _training_calls(ctx, module)
     for read in reads:
         if read not in saved and any(end < p < read for p in trainings):
             return "the training that follows"
@@ -226,7 +232,25 @@ def _outlived_by_update(node, target, key: str, ctx):
         if (_conditional_in(loop, start) and any(loop_start <= p <= loop_end for p in trainings)
                 and any(p > loop_end or not _in_function(ctx, p) for p in reads)):
             return "the training in later iterations of the loop"
+    if not isinstance(target, ast.Name) and _reloaded_by_a_training_class(key, ctx):
+        return "the training between calls of the class's methods"
     return None
+
+
+def _reloaded_by_a_training_class(key: str, ctx) -> bool:
+    """`self.best = self.model.state_dict()` in one method, `load_state_dict(self.best)` in another, in a
+    class that trains (a method calls backward / step / a training function on self) or where the
+    snapshot is taken in a callback hook (`on_epoch_end`): the framework trains between hook calls."""
+    cls, func = ctx.frame.cls, ctx.frame.func
+    if cls is None or func is None or not key.startswith("self."):
+        return False
+    hook = names.CALLBACK_HOOK(getattr(func, "name", ""))  # a later call of the same hook counts too
+    reloads = [n for n in ast.walk(cls) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr == "load_state_dict" and any(dotted(a) == key for a in n.args)
+               and (hook or not pos_of(func) <= pos_of(n) <= end_of(func))]
+    if not reloads:
+        return False
+    return hook or any(isinstance(n, ast.Call) and _is_training_call(n, "self", ctx) for n in ast.walk(cls))
 
 
 def _conditional_in(loop, pos) -> bool:
@@ -271,26 +295,61 @@ def _origin_pos(scope, name, pos):
     return b.pos if b is not None else None
 
 
-def _training_calls(ctx) -> list:
+def _key_reads(ctx, key: str) -> set:
+    """Positions where `key` is read for its keys alone: `key.keys()`, `len(key)`, `k in key`."""
+    body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    found = set()
+    for n in ast.walk(body):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "keys":
+            subject = n.func.value
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" and n.args:
+            subject = n.args[0]
+        elif isinstance(n, ast.Compare) and isinstance(n.ops[-1], (ast.In, ast.NotIn)):
+            subject = n.comparators[-1]
+        else:
+            continue
+        if isinstance(subject, ast.Name) and subject.id == key:
+            found.add(pos_of(subject))
+    return found
+
+
+def _training_calls(ctx, module) -> list:
     body = ctx.frame.func.body if ctx.frame.func is not None else ctx.facts.tree.body
     found = []
     for stmt in body if isinstance(body, list) else [body]:
         for n in ast.walk(stmt):
-            if isinstance(n, ast.Call) and _is_training_call(n):
+            if isinstance(n, ast.Call) and _is_training_call(n, module, ctx):
                 found.append(pos_of(n))
     return found
 
 
-def _is_training_call(call: ast.Call) -> bool:
+def _is_training_call(call: ast.Call, module, ctx) -> bool:
+    """`loss.backward()`, `optimizer.step()`; a call named for training (`fit`, `train_epoch`) that
+    involves the module (its receiver or an argument, or a function of the file that reads it); a
+    trainer's or engine's `run` / `fit` / `train` (`trainer.run(loader)`)."""
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
     if not name:
         return False
     if name in MODE_SWITCH and isinstance(func, ast.Attribute) and len(call.args) <= 1 and not call.keywords:
         return False  # model.train() / model.eval(): a mode switch, no update
-    if name == "step" and isinstance(func, ast.Attribute) and re.search(r"env", dotted(func.value) or "", re.I):
-        return False  # env.step(action): a simulator step
-    return bool(TRAINING_NAME.search(name))
+    if name in ("backward", "step"):
+        return not (name == "step" and isinstance(func, ast.Attribute) and names.OTHER_OBJECT(dotted(func.value)))
+    if isinstance(func, ast.Attribute) and names.TRAINER(base_name(func.value)) and name in TRAINER_RUNS:
+        return True
+    if not names.TRAINING_FUNC(name):
+        return False
+    if module is None:
+        return True
+    involved = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)}
+    return module in involved or (isinstance(func, ast.Name) and _reads_global(func.id, module, ctx))
+
+
+def _reads_global(function: str, name: str, ctx) -> bool:
+    """A module-level function of the file that reads `name` (a notebook's `train()` using `model`)."""
+    return any(isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and d.name == function
+               and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(d))
+               for d in ctx.facts.tree.body)
 
 
 def _used_as_loading_target(ctx, name: str) -> bool:

@@ -62,9 +62,8 @@ in the same file shows it.
 from __future__ import annotations
 
 import ast
-import re
-import weakref
 
+from .. import api, names
 from ..facts import dotted, pos_of
 from ..model import Fix, FixSafety
 from .edits import as_receiver
@@ -86,9 +85,7 @@ CLAIM = ("A graph-attached loss accumulated across a loop keeps every step's gra
 APPENDERS = {"append": 0, "appendleft": 0, "insert": 1}
 NUMBER_CALLS = frozenset({"float", "int", "round", "len", "bool"})
 GRAPH_FREE_METHODS = frozenset({"item", "tolist", "numpy", "detach", "__len__", "size", "numel", "dim"})
-OPTIMIZER_NAME = re.compile(r"optim|^opt(_|$)|^(sgd|adam\w*)$", re.IGNORECASE)
 GRAD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
-_loss_keys_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def check(node, ctx):
@@ -113,7 +110,7 @@ def check(node, ctx):
     attached = [v for v in _elements(values[0]) if _carries_graph(v, ctx)]
     if not attached:
         return
-    numeric = isinstance(node, ast.AugAssign) and _starts_numeric(key, acc, ctx)
+    numeric = isinstance(node, ast.AugAssign) and _starts_numeric(key, acc, ctx) and not _used_as_tensor(key, ctx)
     suffix = ".item()" if numeric else ".detach()"
     fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + suffix) for v in attached), FIX)
     shown = ctx.text(attached[0])
@@ -155,7 +152,7 @@ def _torch_training(loop, ctx) -> bool:
         if isinstance(func, ast.Attribute):
             if func.attr == "backward" and len(n.args) <= 1:
                 return True
-            if func.attr == "step" and OPTIMIZER_NAME.search(_receiver_name(func.value)):
+            if func.attr == "step" and names.OPTIMIZER_NAME(_receiver_name(func.value)):
                 return True
         if ctx.facts.qualname(func) in GRAD_CALLS:
             return True
@@ -263,6 +260,14 @@ def _starts_numeric(key: str, acc, ctx) -> bool:
         value, ast.Dict) and bool(value.values) and all(_number_literal(v) for v in value.values)
 
 
+def _used_as_tensor(key: str, ctx) -> bool:
+    """Some code of the function calls a tensor method on the accumulator (`epoch_loss.item()`): a float
+    would break it, so the fix keeps a tensor (`.detach()`)."""
+    body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    return any(isinstance(n, ast.Attribute) and dotted(n.value) == key and api.method(n.attr) is not None
+               for n in ast.walk(body))
+
+
 def _number_literal(value) -> bool:
     return isinstance(value, ast.Constant) and isinstance(value.value, (int, float)) and not isinstance(
         value.value, bool)
@@ -271,7 +276,7 @@ def _number_literal(value) -> bool:
 def _flows_into_loss(key: str, loop, ctx) -> bool:
     """The accumulator is backpropagated (through any names built from it), or it is returned
     from a loop that does not call backward() itself (a loss assembled over several pieces)."""
-    if key in _loss_keys(ctx.facts):
+    if key in _loss_keys(ctx):
         return True
     if _calls_backward(loop):
         return False
@@ -283,13 +288,17 @@ def _flows_into_loss(key: str, loop, ctx) -> bool:
     return False
 
 
-def _loss_keys(facts) -> frozenset:
-    """Names and attribute paths that reach a backward() / autograd.grad call anywhere in the file."""
-    cached = _loss_keys_cache.get(facts)
+def _loss_keys(ctx) -> frozenset:
+    """Names and attribute paths that reach a backward() / autograd.grad call in the function (the
+    module's code outside functions: the whole file)."""
+    facts = ctx.facts
+    root = ctx.frame.func if ctx.frame.func is not None else facts.tree
+    memo_key = ("loss-keys", id(root))
+    cached = facts.memo.get(memo_key)
     if cached is not None:
         return cached
     keys, assigns = set(), []
-    for n in ast.walk(facts.tree):
+    for n in ast.walk(root):
         if isinstance(n, ast.Call):
             if isinstance(n.func, ast.Attribute) and n.func.attr == "backward":
                 keys |= _keys_in(n.func.value)
@@ -309,7 +318,7 @@ def _loss_keys(facts) -> frozenset:
                 keys |= sources
                 changed = True
     result = frozenset(keys)
-    _loss_keys_cache[facts] = result
+    facts.memo[memo_key] = result
     return result
 
 

@@ -47,8 +47,8 @@ deep-supervision heads) are reported too: the deepcopy hazard is real there, the
 from __future__ import annotations
 
 import ast
-import re
 
+from .. import api, names
 from ..evidence import _is_module_class
 from ..facts import dotted
 from ..model import Fix, FixSafety
@@ -66,16 +66,10 @@ CLAIM = ("A tensor computed from a module's parameters and stored on the module 
          "graph: copy.deepcopy(module) then raises 'Only Tensors created explicitly by the user (graph "
          "leaves) support the deepcopy protocol'; storing .detach() lets it copy.")
 DEFAULT_ON = False
-FORWARD_NAME = re.compile(r"^_*forward(_\w+)?$|^\w+_forward$")
 HOOK_OUTPUT_ARGS = frozenset({"out", "output", "outputs", "inp", "input", "inputs", "result"})
 GRAPH_FREE = frozenset({"detach", "item", "tolist", "numpy", "size", "dim", "numel", "argmax", "argmin",
                         "long", "int", "bool", "nonzero", "eq", "ne", "gt", "lt", "ge", "le"})
 NOT_TENSOR_ATTRS = frozenset({"shape", "dtype", "device", "grad", "data", "ndim", "is_cuda", "requires_grad"})
-NEW_TENSOR_OR_NO_GRAD = re.compile(
-    r"_like$|^(zeros|ones|empty|full|rand|randn|randint|randperm|arange|linspace|logspace|eye|tensor|"
-    r"as_tensor|from_numpy|argmax|argmin|argsort|isnan|isinf|isfinite|eq|ne|lt|le|gt|ge|equal|"
-    r"is_tensor|bucketize|searchsorted|nonzero|numel)$"
-)
 MAX_DEPTH = 8
 
 
@@ -84,7 +78,7 @@ def check(node, ctx):
     if ctx.frame.grad_disabled or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return
     hook = "hook" in func.name.lower()
-    if not hook and not (FORWARD_NAME.match(func.name) and ctx.frame.cls is not None
+    if not hook and not (names.FORWARD_FUNC(func.name) and ctx.frame.cls is not None
                          and _is_module_class(ctx.frame.cls, ctx)):
         return
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -143,7 +137,8 @@ def _from_graph(expr, ctx, hook, methods, depth) -> bool:
         func = expr.func
         q = ctx.facts.qualname(func) or ""
         if q.startswith("torch."):  # torch.softmax(...), F.relu(...): attached through their inputs
-            if NEW_TENSOR_OR_NO_GRAD.search(q.rsplit(".", 1)[-1]):
+            op = api.function(q)
+            if op is not None and not op.keeps_grad:
                 return False  # torch.ones_like(out), torch.argmax(out): no graph
             parts = list(expr.args) + [k.value for k in expr.keywords]
             return any(_from_graph(p, ctx, hook, methods, depth + 1) for p in parts)

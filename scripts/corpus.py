@@ -47,7 +47,7 @@ def read_source(path: str) -> str:
     return data.decode(encoding).lstrip("\ufeff")
 
 
-def _extract_py(archive: Path, dest: Path) -> int:
+def extract_py(archive: Path, dest: Path) -> int:
     """Extract the .py members of a wheel or sdist into dest; return how many."""
     count = 0
     if archive.suffix == ".whl" or archive.suffix == ".zip":
@@ -77,7 +77,7 @@ def _write(path: Path, data: bytes) -> None:
     path.write_bytes(data)
 
 
-def _replace(tmp: Path, final: Path) -> None:
+def replace_tree(tmp: Path, final: Path) -> None:
     """Swap tmp into place as final (rename is atomic; an old copy is removed after)."""
     old = None
     if final.exists():
@@ -97,12 +97,12 @@ def fetch_package(name: str, version: str, corpus: Path, folder: str = "", wheel
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "-q", "--no-deps", *only_binary, "-d", str(work / "dl"),
              f"{name}=={version}"],
-            check=True,
+            check=True, capture_output=wheel_only,
         )
         (archive,) = list((work / "dl").iterdir())
         tree = work / "tree"
-        count = _extract_py(archive, tree)
-        _replace(tree, corpus / (folder or name))
+        count = extract_py(archive, tree)
+        replace_tree(tree, corpus / (folder or name))
     return count
 
 
@@ -118,7 +118,7 @@ def copy_torch(version: str, corpus: Path) -> int:
         for path in src.rglob("*.py"):
             _write(tree / "torch" / path.relative_to(src), path.read_bytes())
             count += 1
-        _replace(tree, corpus / "torch")
+        replace_tree(tree, corpus / "torch")
     return count
 
 

@@ -20,10 +20,11 @@ from __future__ import annotations
 import argparse
 import ast
 import datetime
-import json
 import os
+import re
 import subprocess
 import sys
+import tempfile
 import tomllib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ RELEASES = corpus_mod.DEFAULT_CORPUS.parent / "releases"
 MIRRORS = Path(os.environ.get("TENSORCOPY_MIRRORS", "/work/.mirror"))
 DEFAULT_ON = [r for r in RULES if r.default_on]
 MIN_PRECISION = 0.95
+LABELS_KNOWN = ("bug", "benign", "unconfirmed", "repeat")
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,7 @@ class Case:
     path: str
     line: int
     code: str
-    label: str  # "bug" or "benign"
+    label: str  # bug | benign | unconfirmed (a hazard by reading, no fix on record) | repeat (more of a bug)
     why: str
     fix: str = ""
     cell: Optional[int] = None
@@ -88,23 +90,57 @@ def load_labels(path: Path = LABELS) -> tuple[float, list[Case]]:
             source = f"{e['package']}=={e['version']}"
         else:
             source = f"{e['repo']}@{e['commit']}"
-        if e["label"] not in ("bug", "benign") or (e["label"] == "bug" and not e.get("fix")):
-            raise ValueError(f"case {i} ({source} {e['path']}): label must be bug (with a fix) or benign")
+        if e["label"] not in LABELS_KNOWN or (e["label"] in ("bug", "repeat") and not e.get("fix")):
+            raise ValueError(f"case {i} ({source} {e['path']}): label must be bug or repeat (with a fix), benign "
+                             f"or unconfirmed")
         cases.append(Case(source, e["path"], int(e["line"]), e["code"], e["label"], e["why"], e.get("fix", ""),
                           e.get("cell"), e.get("needs", "")))
     return float(data.get("recall_floor", 0.0)), cases
 
 
 # ---- reading the labelled files ---------------------------------------------------------------------
-def read_release(source: str, path: str, releases: Path, fetch: bool) -> bytes:
+def read_release(source: str, path: str, releases: Path) -> bytes:
     folder = releases / source
     if not folder.is_dir():
-        if not fetch:
-            raise FileNotFoundError(f"release {source} not fetched")
-        name, version = source.split("==")
-        releases.mkdir(parents=True, exist_ok=True)
-        corpus_mod.fetch_package(name, version, releases, folder=source, wheel_only=True)
+        raise FileNotFoundError(f"release {source} not fetched")
     return (folder / path).read_bytes()
+
+
+def fetch_releases(sources: set[str], releases: Path) -> None:
+    """Download every missing release in one `pip download` (one resolver run, not one per release) and
+    unpack each wheel's .py files into releases/NAME==VERSION."""
+    missing = sorted(s for s in sources if not (releases / s).is_dir())
+    if not missing:
+        return
+    releases.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=releases, prefix=".dl-") as work:
+        done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
+                               "-d", work, *missing], capture_output=True, text=True)
+        if done.returncode:  # one bad pin must not hide the others: fall back to one at a time
+            for source in missing:
+                name, version = source.split("==")
+                try:
+                    corpus_mod.fetch_package(name, version, releases, folder=source, wheel_only=True)
+                except (subprocess.CalledProcessError, ValueError, OSError):
+                    pass  # scored as missing, with the reason read_release gives
+            return
+        wheels = {_release_of(w.name): w for w in Path(work).iterdir()}
+        for source in missing:
+            wheel = wheels.get(_normal(source))
+            if wheel is not None:
+                tree = Path(work) / f"tree-{source}"
+                corpus_mod.extract_py(wheel, tree)
+                corpus_mod.replace_tree(tree, releases / source)
+
+
+def _release_of(wheel: str) -> str:
+    name, version = wheel.split("-")[:2]
+    return _normal(f"{name}=={version}")
+
+
+def _normal(source: str) -> str:
+    name, version = source.split("==")
+    return f"{re.sub(r'[-_.]+', '_', name).lower()}=={version}"
 
 
 def read_git(source: str, path: str, mirrors: Path) -> bytes:
@@ -163,9 +199,11 @@ def score(cases: list[Case], tiers: tuple[int, ...], releases: Path, mirrors: Pa
     for c in cases:
         if c.tier in tiers:
             by_file[(c.source, c.path)].append(c)
+    if fetch:
+        fetch_releases({source for source, _ in by_file if "@" not in source}, releases)
     for (source, path), group in sorted(by_file.items()):
         try:
-            data = read_git(source, path, mirrors) if "@" in source else read_release(source, path, releases, fetch)
+            data = read_git(source, path, mirrors) if "@" in source else read_release(source, path, releases)
             found, unlabelled = score_file(path, data, group)
         except (OSError, subprocess.CalledProcessError, ValueError, fileio.FileError) as exc:
             out.missing[f"{source} {path}"] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -179,15 +217,17 @@ def score(cases: list[Case], tiers: tuple[int, ...], releases: Path, mirrors: Pa
 
 
 def figures(scored: Scored, code: Optional[str] = None) -> dict:
-    """bugs, found, benign, flagged, recall and precision over the scored cases (of one code, or all)."""
+    """bugs, found, benign, flagged, recall and precision over the scored cases (of one code, or all).
+    Recall counts confirmed bugs (at most three sites per fix: more are `repeat`); precision counts every
+    reported bug, repeat and unconfirmed hazard as right and every reported look-alike as wrong."""
     cases = [c for c in scored.found if code in (None, c.code)]
-    bugs = [c for c in cases if c.label == "bug"]
-    benign = [c for c in cases if c.label == "benign"]
-    found = sum(scored.found[c] for c in bugs)
-    flagged = sum(scored.found[c] for c in benign)
-    return {"bugs": len(bugs), "found": found, "benign": len(benign), "flagged": flagged,
-            "recall": found / len(bugs) if bugs else None,
-            "precision": found / (found + flagged) if found + flagged else None}
+    reported = Counter(c.label for c in cases if scored.found[c])
+    bugs = sum(c.label == "bug" for c in cases)
+    right, wrong = reported["bug"] + reported["repeat"] + reported["unconfirmed"], reported["benign"]
+    return {"bugs": bugs, "found": reported["bug"], "benign": sum(c.label == "benign" for c in cases),
+            "flagged": wrong, "unconfirmed": reported["unconfirmed"] + reported["repeat"],
+            "recall": reported["bug"] / bugs if bugs else None,
+            "precision": right / (right + wrong) if right + wrong else None}
 
 
 # ---- commands -------------------------------------------------------------------------------------------
@@ -265,7 +305,7 @@ def write_report(cases: list[Case], tiers: dict[int, Scored], floor: float) -> s
 def _cases_by_cause(title: str, cases: list[Case]) -> list[str]:
     if not cases:
         return []
-    causes = Counter(c.needs or "not classified" for c in cases)
+    causes = Counter((c.needs or "not classified").split(":")[0] for c in cases)
     out = [f"### {title} ({len(cases)}), by cause", "",
            ", ".join(f"{cause}: {n}" for cause, n in causes.most_common()), ""]
     for c in cases:

@@ -4,7 +4,7 @@
 engine sees names bound in one cell and used in another. IPython syntax is neutralised line for line, so
 line numbers never shift: `%magic` / `!shell` / `obj?` lines become `pass` at the same indentation,
 `x = !cmd` becomes `x = None`, and a cell whose `%%cell_magic` runs another language becomes blank
-lines. `Notebook.locate(line)` maps a program line to (cell number, line in cell); cell numbers are
+lines; a comment line (BOUNDARY) separates two cells, so fixes map back to their own cell. `Notebook.locate(line)` maps a program line to (cell number, line in cell); cell numbers are
 1-based positions among all the notebook's cells, markdown included, so `cell 3` is the third cell on
 screen. `Notebook.with_program(fixed)` writes a changed program back into the code cells, keeping the
 IPython lines, the outputs, and the file's JSON layout (indent, key order, escaping, final newline).
@@ -19,6 +19,7 @@ from typing import Optional
 
 # Cell magics whose body is Python (the rest run another language or write a file).
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "memit", "mprun", "pypy"})
+BOUNDARY = "# --- tensorcopy: next cell ---"  # a comment line between two cells of the program
 ASSIGNED_MAGIC = re.compile(r"^(\s*[\w.]+(?:\s*,\s*[\w.]+)*\s*=\s*)[!%].*$")
 
 
@@ -47,23 +48,33 @@ class Notebook:
 
     def with_program(self, program: str) -> str:
         """The notebook's text with its code cells rewritten from `program` (this notebook's program after
-        edits). Lines the edits kept restore their original text (magics included); new lines go to the
-        cell of the line they were inserted before (an import added at the top goes to the first code
-        cell). Returns the original text unchanged when no cell's source changed."""
-        old, new = split_lines(self.program), split_lines(program)
-        if not self._code_cells():
+        edits). The program keeps a boundary line between cells, so each cell gets back exactly its own
+        lines, whatever the edits did to line counts; within a cell, lines the edits kept restore their
+        original text (magics included). Lines added to a cell of another language (an import inserted at
+        the top) go to the first Python cell. Returns the original text when no cell changed, or when the
+        boundaries did not survive (then nothing is written)."""
+        cells = self._code_cells()
+        old, new = _segments(self.program), _segments(program)
+        if not cells or len(old) != len(cells) or len(new) != len(cells):
             return self.text
-        per_cell: dict[int, list[str]] = {i: [] for i in self._code_cells()}
-        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-        for op, i1, i2, j1, j2 in matcher.get_opcodes():
-            if op == "equal":
-                for k in range(i2 - i1):
-                    per_cell[self.owners[i1 + k]].append(self.original[i1 + k])
-                continue
-            for k, text in enumerate(new[j1:j2]):
-                per_cell[self._owner_for(i1, i2, k)].append(text)
+        originals = _segments("\n".join(self.original))
+        sources, moved = {}, []
+        for index, before, after, texts in zip(cells, old, new, originals):
+            lines = []
+            matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+            for op, i1, i2, j1, j2 in matcher.get_opcodes():
+                lines += texts[i1:i2] if op == "equal" else after[j1:j2]
+            if lines != texts and self._foreign(index):
+                moved += [line for line in lines if line not in texts]  # added lines leave a %%bash cell
+                lines = texts
+            sources[index] = lines
+        if moved:
+            python = [i for i in cells if not self._foreign(i)]
+            if not python:
+                return self.text
+            sources[python[0]] = moved + sources[python[0]]
         changed = False
-        for index, lines in per_cell.items():
+        for index, lines in sources.items():
             cell = self.data["cells"][index]
             before = _source_text(cell)
             after = "\n".join(lines) + ("\n" if lines and before.endswith("\n") else "")
@@ -74,24 +85,24 @@ class Notebook:
         return self._dump() if changed else self.text
 
     def _code_cells(self) -> list[int]:
-        return [i for i, cell in enumerate(self.data["cells"]) if cell.get("cell_type") == "code"]
+        return [i for i, cell in enumerate(self.data["cells"])
+                if isinstance(cell, dict) and cell.get("cell_type") == "code"]
 
-    def _owner_for(self, i1: int, i2: int, k: int) -> int:
-        if i2 > i1:  # replaced lines: the cell of the line replaced (extra lines: of the last one)
-            return self.owners[min(i1 + k, i2 - 1)]
-        if i1 < len(self.owners):  # inserted before line i1
-            return self.owners[i1]
-        return self.owners[-1] if self.owners else self._code_cells()[0]
+    def _foreign(self, index: int) -> bool:
+        """A cell of another language (`%%bash`, `%%writefile`): blank in the program, never edited."""
+        lines = split_lines(_source_text(self.data["cells"][index]))
+        return bool(lines) and lines[0].lstrip().startswith("%%") and neutralise(lines) == [""] * len(lines)
 
     def _dump(self) -> str:
         out = json.dumps(self.data, **self._layout())
-        return out + ("\n" if self.text.endswith("\n") else "")
+        out += "\n" if self.text.endswith("\n") else ""
+        return out.replace("\n", "\r\n") if "\r\n" in self.text else out  # JSON strings escape their own breaks
 
     def _layout(self) -> dict:
         """The json.dumps arguments that reproduce the file as read (nbformat's own, if none does)."""
         head = re.match(r"\{\r?\n([ \t]+)\"", self.text)
         indent = (len(head.group(1)) if set(head.group(1)) == {" "} else head.group(1)) if head else None
-        original, text = json.loads(self.text), self.text.rstrip("\n")
+        original, text = json.loads(self.text), self.text.replace("\r\n", "\n").rstrip("\n")
         for separators in ((",", ": "), (", ", ": "), (",", ":")):
             for ensure_ascii in (False, True):
                 layout = {"indent": indent, "separators": separators, "ensure_ascii": ensure_ascii}
@@ -115,6 +126,11 @@ def read_notebook(text: str) -> Notebook:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code" or not python:
             continue
         raw = split_lines(_source_text(cell))
+        if owners:  # a boundary line after the previous cell: edits never cross it (see with_program)
+            program.append(BOUNDARY)
+            owners.append(owners[-1])
+            cell_lines.append(cell_lines[-1] + 1)
+            original.append(BOUNDARY)
         program.extend(neutralise(raw))
         owners.extend([index] * len(raw))
         cell_lines.extend(range(1, len(raw) + 1))
@@ -144,6 +160,17 @@ def neutralise(lines: list[str]) -> list[str]:
             out.append(line)
             continue
         continued = line.endswith("\\")
+    return out
+
+
+def _segments(program: str) -> list[list[str]]:
+    """A program's lines, cell by cell (split at the boundary lines)."""
+    out: list[list[str]] = [[]]
+    for line in split_lines(program):
+        if line == BOUNDARY:
+            out.append([])
+        else:
+            out[-1].append(line)
     return out
 
 

@@ -8,19 +8,19 @@ import pytest
 
 from cli_tools import CELLS, notebook_text, reported, run_cli
 from flake8_tensorcopy.engine import analyse
-from flake8_tensorcopy.notebook import NotebookError, neutralise, read_notebook
+from flake8_tensorcopy.notebook import BOUNDARY, NotebookError, neutralise, read_notebook
 
 
 def test_program_keeps_line_numbers_and_neutralises_ipython():
     nb = read_notebook(notebook_text())
     assert nb.program.splitlines() == [
-        "import copy", "import torch", "pass", "files = None", "h = torch.ones(3)[:2]",
-        "", "",
+        "import copy", "import torch", "pass", "files = None", "h = torch.ones(3)[:2]", BOUNDARY,
+        "", "", BOUNDARY,
         "for step in range(3):", "    pass", "    saved = copy.deepcopy(h)",
     ]
-    assert nb.locate(10) == (4, 3)  # cell 4 on screen (the markdown cell counts), its line 3
+    assert nb.locate(12) == (4, 3)  # cell 4 on screen (the markdown cell counts), its line 3
     assert nb.locate(1) == (2, 1)
-    assert nb.source_line(9) == "    !nvidia-smi"
+    assert nb.source_line(11) == "    !nvidia-smi"
 
 
 @pytest.mark.parametrize("lines, expected", [
@@ -97,3 +97,60 @@ def test_check_notebook_noqa_and_syntax_errors_name_the_cell(tmp_path):
 def test_notebook_on_stdin(tmp_path):
     proc = run_cli("check", "--stdin-filename", "nb.ipynb", "-", stdin=notebook_text(), cwd=tmp_path)
     assert reported(proc.stdout) == [("nb.ipynb", "cell 4:3:13", "TEN201")]
+
+
+def _nb(*sources, language="python") -> str:
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": src}
+             for src in sources]
+    return json.dumps({"cells": cells, "metadata": {"language_info": {"name": language}},
+                       "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+
+
+def _fixed_cells(tmp_path, capsys, text, *flags):
+    from fix_tools import run_fix
+
+    path = tmp_path / "nb.ipynb"
+    path.write_text(text)
+    run_fix(capsys, *flags, path)
+    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+            for c in json.loads(path.read_text())["cells"]]
+
+
+def test_a_fix_that_shortens_a_cell_keeps_every_other_cell_in_place(tmp_path, capsys):
+    first = "import torch\nh = torch.ones(3)\na = torch.tensor(\n    h\n)"
+    cells = _fixed_cells(tmp_path, capsys, _nb(first, "b = torch.tensor(h)\nprint(b)", "print(a)"))
+    assert cells == ["import torch\nh = torch.ones(3)\na = h.detach().clone()",
+                     "b = h.detach().clone()\nprint(b)", "print(a)"]
+
+
+def test_an_added_import_never_lands_in_a_cell_of_another_language(tmp_path, capsys):
+    train = ("def fit(model, loader, opt):\n    best = model.state_dict()\n    for x in loader:\n"
+             "        model(x).sum().backward()\n        opt.step()\n    model.load_state_dict(best)")
+    cells = _fixed_cells(tmp_path, capsys, _nb("%%bash\necho hi", train), "--unsafe-fixes")
+    assert cells[0] == "%%bash\necho hi"
+    assert cells[1].startswith("import copy\n") and "best = copy.deepcopy(model.state_dict())" in cells[1]
+
+
+def test_lines_added_above_a_cell_of_another_language_go_to_the_first_python_cell():
+    nb = read_notebook(_nb("%%bash\necho hi", "x = 1\n"))
+    cells = json.loads(nb.with_program("import copy\n" + nb.program))["cells"]
+    assert ["".join(c["source"]) for c in cells] == ["%%bash\necho hi", "import copy\nx = 1\n"]
+
+
+def test_lost_cell_boundaries_leave_the_notebook_untouched():
+    text = _nb("x = 1\n", "y = 2\n")
+    nb = read_notebook(text)
+    assert nb.with_program(nb.program.replace(BOUNDARY + "\n", "")) == text
+
+
+def test_a_crlf_notebook_keeps_crlf_and_changes_only_the_fixed_line(tmp_path, capsys):
+    text = _nb("import torch\nh = torch.ones(3)\nb = torch.tensor(h)\n", "print(b)\n").replace("\n", "\r\n")
+    path = tmp_path / "nb.ipynb"
+    path.write_bytes(text.encode())
+    from fix_tools import run_fix
+
+    run_fix(capsys, path)
+    after = path.read_bytes().decode()
+    assert "\n" not in after.replace("\r\n", "")
+    changed = [(a, b) for a, b in zip(text.split("\r\n"), after.split("\r\n")) if a != b]
+    assert len(changed) == 1 and "h.detach().clone()" in changed[0][1]

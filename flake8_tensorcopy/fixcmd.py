@@ -47,6 +47,11 @@ class Report:
     error: Optional[str] = None  # the file is left untouched
     skipped: Optional[str] = None  # not a file to fix (a symlink out of the tree), said so
     rule_errors: list[str] = field(default_factory=list)
+    dropped: dict[tuple, str] = field(default_factory=dict)  # (line, col, code) -> why its fix was refused
+
+
+def _key(f: Finding) -> tuple:
+    return f.line, f.col, f.code
 
 
 def cmd_fix(args) -> int:
@@ -154,6 +159,7 @@ def _work(job: Job) -> Report:
         program = notebook.program if notebook else src.text  # a notebook's code cells as one program
         outcome = fix_source(program, job.display, rules, unsafe=job.unsafe, tensor_functions=job.tensor_functions)
         report.applied, report.remaining = outcome.applied, outcome.remaining
+        report.dropped = {_key(f): outcome.dropped[id(f)] for f in outcome.remaining if id(f) in outcome.dropped}
         report.fixed = notebook.with_program(outcome.fixed) if notebook and outcome.changed else (
             src.text if notebook else outcome.fixed)
         report.rule_errors = outcome.errors
@@ -196,7 +202,7 @@ def _handle(report: Report, args, out, counts) -> int:
             counts["files"] += 1
     if not args.check:
         _print_findings(report.display, report.applied, out, "would fix" if preview else "fixed", args)
-        _print_findings(report.display, report.remaining, out, None, args)
+        _print_findings(report.display, report.remaining, out, None, args, report.dropped)
     if args.diff and report.new is not None:
         sys.stdout.write(unified_diff(report.source, report.fixed, report.display))
     counts["fixed"] += len(report.applied)
@@ -210,14 +216,16 @@ def _handle(report: Report, args, out, counts) -> int:
     return status
 
 
-def _print_findings(name: str, findings, out, verb: Optional[str], args) -> None:
+def _print_findings(name: str, findings, out, verb: Optional[str], args, dropped=None) -> None:
     for f in findings:
-        print(f"{name}:{f.line}:{f.col + 1}: {f.code} {f.message} {_tag(f, verb, args)}", file=out)
+        print(f"{name}:{f.line}:{f.col + 1}: {f.code} {f.message} {_tag(f, verb, args, dropped or {})}", file=out)
 
 
-def _tag(f: Finding, verb: Optional[str], args) -> str:
+def _tag(f: Finding, verb: Optional[str], args, dropped: dict) -> str:
     if verb:
         return f"[{verb}, {f.fix.safety.value}]"
+    if _key(f) in dropped:
+        return f"[fix dropped: {dropped[_key(f)]}]"
     if f.fix is None or not f.fix.edits:
         return "[no fix]"
     if not allowed(f, args.unsafe_fixes):

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import libcst as cst
+from pyflakes import checker as pyflakes_checker
+from pyflakes import messages as pyflakes_messages
 
 from .engine import AnalysisError, analyse, parse, suppressed
 from .imports import add_imports
@@ -34,6 +36,7 @@ class Outcome:
     applied: list[Finding] = field(default_factory=list)  # positions in the text of the pass that fixed them
     remaining: list[Finding] = field(default_factory=list)  # positions in `fixed`
     errors: list[str] = field(default_factory=list)  # rule failures (bugs of ours)
+    dropped: dict[int, str] = field(default_factory=dict)  # id of a remaining finding -> why its fix was refused
 
     @property
     def changed(self) -> bool:
@@ -67,9 +70,12 @@ def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec]
         findings, errors = reported(text, filename, rules, tensor_functions)
         outcome.errors = errors
         todo = [f for f in findings if allowed(f, unsafe) and _positions_reliable(f, text)]
+        refused = {id(f): why for f in todo for why in [_breaks(text, f, filename)] if why}
+        todo = [f for f in todo if id(f) not in refused]
         if not todo:
             outcome.fixed = text
             outcome.remaining = findings
+            outcome.dropped = refused
             return outcome
         fixed, applied, imports = apply(text, todo)
         outcome.errors += [f"{f.code} fix at line {f.line} points outside the text" for f in todo if f not in applied
@@ -104,6 +110,28 @@ def apply(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding], s
     for start, end, new in sorted(taken, reverse=True):
         text = text[:start] + new + text[end:]
     return text, applied, imports
+
+
+def _breaks(text: str, finding: Finding, filename: str) -> Optional[str]:
+    """Why applying this one fix would break the program, or None: it must leave no new undefined name
+    and no name read before it is bound (`memory = memory.detach()` that makes a global local)."""
+    fixed, applied, imports = apply(text, [finding])
+    if not applied:
+        return None
+    try:
+        fixed = add_imports(fixed, imports) if imports else fixed
+        before, after = _unbound_names(text, filename), _unbound_names(fixed, filename)
+    except Exception:  # noqa: BLE001 - verify() reports a text that does not parse
+        return None
+    new = sorted(set(after) - set(before))
+    return f"the fix would leave {', '.join(repr(n) for n in new)} undefined or unbound" if new else None
+
+
+def _unbound_names(text: str, filename: str) -> list[str]:
+    """Names pyflakes finds undefined, or read before their local binding."""
+    checker = pyflakes_checker.Checker(parse(text, filename), filename)
+    return [str(m.message_args[0]) for m in checker.messages
+            if isinstance(m, (pyflakes_messages.UndefinedName, pyflakes_messages.UndefinedLocal))]
 
 
 def verify(text: str, filename: str) -> None:

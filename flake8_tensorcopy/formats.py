@@ -39,7 +39,9 @@ def location(item: "Item") -> str:
 
 
 def text_line(item: "Item", show_source: bool = False) -> str:
-    line = f"{location(item)}: {item.code} {item.message}\n"
+    """`path:line:col: CODE message`; `[*]` before the message marks a finding `fix` repairs by default."""
+    mark = "[*] " if item.fix == "safe" else ""
+    line = f"{location(item)}: {item.code} {mark}{item.message}\n"
     if show_source and item.source_line:
         prefix = "".join(c if c == "\t" else " " for c in item.source_line[: item.column - 1])
         line += f"    {item.source_line}\n    {prefix}^\n"

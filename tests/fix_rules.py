@@ -44,7 +44,16 @@ def _stray(node, ctx):
         yield ctx.finding(node, type(fix)((broken,), FixSafety.SAFE))
 
 
+def _rebind(node, ctx):
+    """`keep(x)` as a statement -> `x = keep(x)`: breaks code where `x` is a global read in a function."""
+    parent = next((n for n in ast.walk(ctx.facts.tree) if isinstance(n, ast.Expr) and n.value is node), None)
+    if parent is not None and isinstance(node.func, ast.Name) and node.func.id == "keep" and node.args:
+        name = ctx.text(node.args[0])
+        yield ctx.finding(node, ctx.replace(node, f"{name} = {ctx.text(node)}", FixSafety.SAFE))
+
+
 SWAP = _spec("TEN990", _swap, r"\.clone\(\)\.detach", FixSafety.SAFE)
 SNAPSHOT = _spec("TEN991", _snapshot, r"snapshot\(", FixSafety.UNSAFE)
 GROW = _spec("TEN992", _grow, r"grow\(", FixSafety.SAFE)
 STRAY = _spec("TEN993", _stray, r"stray\(", FixSafety.SAFE)
+REBIND = _spec("TEN994", _rebind, r"keep\(", FixSafety.SAFE)

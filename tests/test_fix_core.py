@@ -132,3 +132,28 @@ def test_stdlib_import_opens_its_own_section_before_third_party_imports():
 def test_import_opens_a_block_after_the_docstring():
     out = fix_source('"""Doc."""\n\n# about a\na = snapshot(x)\n', rules=[SNAPSHOT], unsafe=True)
     assert out.fixed == '"""Doc."""\n\nimport copy\n\n# about a\na = copy.deepcopy(x)\n'
+
+
+def test_a_fix_that_would_leave_a_name_unbound_is_dropped_with_its_reason():
+    from fix_rules import REBIND
+    from flake8_tensorcopy.fixer import fix_source
+
+    source = "memory = 1\n\n\ndef step():\n    keep(memory)\n\n\ndef local(m):\n    keep(m)\n"
+    outcome = fix_source(source, "t.py", [REBIND])
+    assert outcome.fixed == source.replace("    keep(m)", "    m = keep(m)")  # the parameter is safe to rebind
+    (left,) = outcome.remaining
+    assert left.line == 5 and "'memory'" in outcome.dropped[id(left)]
+
+
+def test_fix_tags_a_dropped_fix_with_its_reason():
+    import argparse
+
+    from fix_rules import REBIND
+    from flake8_tensorcopy import fixcmd
+    from flake8_tensorcopy.fixer import fix_source
+
+    outcome = fix_source("memory = 1\n\n\ndef step():\n    keep(memory)\n", "t.py", [REBIND])
+    (left,) = outcome.remaining
+    dropped = {fixcmd._key(left): outcome.dropped[id(left)]}
+    tag = fixcmd._tag(left, None, argparse.Namespace(unsafe_fixes=False), dropped)
+    assert tag == "[fix dropped: the fix would leave 'memory' undefined or unbound]"

@@ -91,6 +91,10 @@ def run_check(opts: Options, out: Optional[TextIO] = None, err: Optional[TextIO]
     out.write(render(opts.format, items, errors, len(tasks), show_source=opts.show_source))
     if not opts.quiet:
         print(summary(len(tasks), items, errors, time.perf_counter() - started), file=err)
+        if not tasks:
+            where = ", ".join(opts.paths or ["."])
+            print(f"flake8-tensorcopy: no .py, .pyi or .ipynb file under {where} (after the excludes: "
+                  f"--exclude, --extend-exclude, .gitignore)", file=err)
     return 2 if errors else 1 if items else 0
 
 
@@ -206,8 +210,7 @@ def summary(files: int, items: Sequence[Item], errors: Sequence, seconds: float)
 
 
 def _read_bytes(path: str) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read()
+    return fileio.read_regular(path)
 
 
 def _describe(exc: Exception, notebook) -> str:

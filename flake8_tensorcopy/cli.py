@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import sys
 from typing import Optional, Sequence
@@ -94,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
         check.add_argument(opt, type=comma_list, metavar="A,B", help=text)
     check.add_argument("--stdin-filename", help="the name to report for - (stdin)")
     check.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
-    check.add_argument("-j", "--jobs", type=int, default=0, help="processes (default: all cores)")
+    check.add_argument("-j", "--jobs", type=job_count, default=0, help="processes, 1 or more (default: all cores)")
     check.add_argument("--format", choices=FORMATS, default="text")
     check.add_argument("--show-source", action="store_true", help="print the line and a caret")
     check.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
@@ -109,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     for opt in ("--select", "--ignore", "--extend-select"):
         fix.add_argument(opt, type=code_list, default=[], metavar="CODES")
     fix.add_argument("--stdin-filename", help="the name of the file read from stdin, for messages")
-    fix.add_argument("-j", "--jobs", type=int, default=0, help="processes (default: all cores)")
+    fix.add_argument("-j", "--jobs", type=job_count, default=0, help="processes, 1 or more (default: all cores)")
     fix.set_defaults(func=cmd_fix)
     explain = sub.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code")
@@ -120,9 +121,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def job_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"-j takes a whole number of processes, 1 or more (not {text!r})")
+    return value
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # `... | head` closed the pipe: stop quietly, as other command-line tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout again at exit
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

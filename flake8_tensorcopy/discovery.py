@@ -14,7 +14,10 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
+from .fileio import read_regular
+
 SUFFIXES = (".py", ".pyi", ".ipynb")
+IGNORE_FILE_LIMIT = 1 << 20  # bytes of a .gitignore read at most (one that is /dev/zero never ends)
 DEFAULT_EXCLUDES = (
     ".bzr", ".direnv", ".eggs", ".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", ".mypy_cache",
     ".pytest_cache", ".ruff_cache", ".pytype", ".ipynb_checkpoints", "__pycache__", "__pypackages__",
@@ -167,10 +170,10 @@ def _excluded_with_parents(path: str, patterns: Sequence[Pattern]) -> bool:
 
 def _gitignore(folder: str) -> list[Pattern]:
     try:
-        with open(os.path.join(folder, ".gitignore"), encoding="utf-8", errors="replace") as fh:
-            return compile_patterns(fh, folder)
+        data = read_regular(os.path.join(folder, ".gitignore"), IGNORE_FILE_LIMIT)
     except OSError:
         return []
+    return compile_patterns(data.decode("utf-8", "replace").splitlines(), folder)
 
 
 def _parent_gitignores(folder: str) -> list[Pattern]:

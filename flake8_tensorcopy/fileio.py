@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import io
 import os
 import signal
@@ -17,6 +18,7 @@ import tempfile
 import threading
 import tokenize
 from dataclasses import dataclass
+from typing import Optional
 
 BOM = codecs.BOM_UTF8
 
@@ -59,11 +61,20 @@ def decode(data: bytes) -> SourceFile:
 
 def read(path: str) -> SourceFile:
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_regular(path)
     except OSError as exc:
         raise FileError(f"cannot read: {exc.strerror or exc}") from None
     return decode(data)
+
+
+def read_regular(path: str, limit: Optional[int] = None) -> bytes:
+    """A regular file's bytes (at most `limit`). A FIFO, a device or a socket would block or never end:
+    OSError, without opening it. The check happens on the opened file, so a swap cannot slip one in."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, a device or a socket)")
+        return fh.read() if limit is None else fh.read(limit)
 
 
 def replace(path: str, original: bytes, new: bytes) -> None:

@@ -138,6 +138,8 @@ def _walk(root: str) -> Iterator[tuple[str, Optional[str]]]:
         for name in sorted(files):
             if name.endswith((".py", ".pyi", ".ipynb")):
                 path = os.path.join(folder, name)
+                if not os.path.isfile(path):
+                    continue  # a FIFO or a device named like a source file: never opened
                 if os.path.islink(path) and not _within(os.path.realpath(path), inside):
                     yield path, f"skipped: a symlink to {os.path.realpath(path)}, outside {root}"
                 else:
@@ -151,6 +153,7 @@ def _within(path: str, folder: str) -> bool:
 def _work(job: Job) -> Report:
     """Read, fix and encode one file; writes nothing (the main process does, in order)."""
     report = Report(job.display, job.path)
+    report.original = job.data or b""  # stdin that cannot be decoded is still echoed back to the editor
     try:
         src = fileio.decode(job.data) if job.data is not None else fileio.read(job.path)
         report.original, report.source = src.data, src.text

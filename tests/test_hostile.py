@@ -1,0 +1,80 @@
+"""Hostile inputs from the adversarial review (issue 15): nothing hangs, blows up or loses an editor's text.
+Each command runs with a timeout, so a hang fails the test instead of the suite."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from cli_tools import ROOT
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+
+
+def cli(*args, cwd, stdin=None):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "flake8_tensorcopy", *args], cwd=cwd, input=stdin,
+                          capture_output=True, timeout=30, env=env)
+
+
+@pytest.fixture
+def tree(tmp_path):
+    (tmp_path / "ok.py").write_text("import torch\nx = torch.ones(2)\ny = torch.tensor(x)\n")
+    os.mkfifo(tmp_path / "pipe.py")
+    return tmp_path
+
+
+def test_check_names_a_fifo_as_an_error_instead_of_blocking(tree):
+    done = cli("check", "pipe.py", "ok.py", cwd=tree)
+    assert done.returncode == 2
+    assert b"pipe.py: error: cannot read: not a regular file" in done.stderr
+    assert b"ok.py:3:5: TEN204" in done.stdout  # the other file is still checked
+
+
+def test_fix_walks_past_a_fifo(tree):
+    done = cli("fix", "--diff", ".", cwd=tree)
+    assert done.returncode == 1 and b"+y = x.detach().clone()" in done.stdout
+
+
+@pytest.mark.parametrize("make", ["fifo", "dev-zero"])
+def test_a_gitignore_that_never_ends_is_not_read_forever(tree, make):
+    (tree / "pipe.py").unlink()
+    if make == "fifo":
+        os.mkfifo(tree / ".gitignore")
+    else:
+        os.symlink("/dev/zero", tree / ".gitignore")
+    done = cli("check", ".", cwd=tree)
+    assert done.returncode == 1 and b"TEN204" in done.stdout
+
+
+def test_fix_stdin_that_cannot_be_decoded_is_echoed_back(tmp_path):
+    data = b'x = "\xff"\n'
+    done = cli("fix", "-", cwd=tmp_path, stdin=data)
+    assert done.returncode == 2 and done.stdout == data and b"cannot decode" in done.stderr
+
+
+@pytest.mark.parametrize("args", [("rules", "--format", "json"), ("fix", "--diff", "--unsafe-fixes", "many")])
+def test_a_closed_pipe_ends_quietly(tmp_path, args):
+    (tmp_path / "many").mkdir()
+    for i in range(150):  # more output than a pipe buffers
+        (tmp_path / "many" / f"t{i}.py").write_text((ROOT / "examples" / "train.py").read_text())
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "flake8_tensorcopy", *args], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.read(1)
+    proc.stdout.close()  # what `| head -c 1` does
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 1 and b"Traceback" not in err
+
+
+@pytest.mark.parametrize("jobs", ["0", "-3", "two"])
+def test_a_job_count_below_one_is_refused(tmp_path, jobs):
+    done = cli("check", "-j", jobs, ".", cwd=tmp_path)
+    assert done.returncode == 2 and b"1 or more" in done.stderr
+
+
+def test_a_folder_without_python_files_says_so(tmp_path):
+    done = cli("check", ".", cwd=tmp_path)
+    assert done.returncode == 0 and b"no .py, .pyi or .ipynb file under ." in done.stderr

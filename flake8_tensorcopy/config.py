@@ -134,6 +134,8 @@ def _read(path: str) -> dict:
             data = tomllib.load(fh)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
+    except UnicodeDecodeError as exc:  # TOML is UTF-8
+        raise ConfigError(f"{path}: cannot read: not UTF-8 ({exc.reason} at byte {exc.start})") from None
     return data.get("tool", {}) if isinstance(data.get("tool"), dict) else {}
 
 

@@ -63,9 +63,47 @@ def compile_patterns(lines: Iterable[str], base: str) -> list[Pattern]:
             continue
         anchored = "/" in line
         body = _translate(line.lstrip("/"))
-        regex = re.compile(("^" if anchored else "^(?:.*/)?") + body + "$")
+        try:
+            regex = re.compile(("^" if anchored else "^(?:.*/)?") + body + "$")
+        except re.error:  # `[z-a]`: git's wildmatch matches nothing with a broken bracket expression
+            regex = NEVER
         out.append(Pattern(base, regex, negate, dir_only))
     return out
+
+
+NEVER = re.compile(r"(?!)")
+POSIX_CLASSES = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
+                 "space": r" \t\n\r\f\v", "xdigit": "0-9A-Fa-f", "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
+                 "blank": r" \t", "cntrl": r"\x00-\x1f\x7f", "print": r"\x20-\x7e", "graph": r"\x21-\x7e"}
+
+
+def _bracket_end(pattern: str, i: int):
+    """Index of the `]` closing the bracket expression that starts after pattern[i - 1] == '[' (a `]`
+    first in the set, or right after `!`, is a member; `[:alpha:]` is a class), else None."""
+    j = i + (pattern[i:i + 1] in ("!", "^"))
+    j += pattern[j:j + 1] == "]"
+    while j < len(pattern):
+        if pattern.startswith("[:", j) and ":]" in pattern[j + 2:]:
+            j = pattern.index(":]", j + 2) + 2
+        elif pattern[j] == "]":
+            return j
+        else:
+            j += 1
+    return None
+
+
+def _bracket_body(inner: str) -> str:
+    """A bracket expression's members as a regex set body: POSIX classes expanded, `\\` and `[` escaped."""
+    out, k = [], 0
+    while k < len(inner):
+        match = re.match(r"\[:(\w+):\]", inner[k:])
+        if match and match.group(1) in POSIX_CLASSES:
+            out.append(POSIX_CLASSES[match.group(1)])
+            k += match.end()
+        else:
+            out.append("\\" + inner[k] if inner[k] in "\\[]" else inner[k])
+            k += 1
+    return "".join(out)
 
 
 def _translate(pattern: str) -> str:
@@ -90,11 +128,11 @@ def _translate(pattern: str) -> str:
             elif c == "\\" and i < n:
                 out.append(re.escape(pattern[i]))
                 i += 1
-            elif c == "[" and "]" in pattern[i + 1:]:
-                end = pattern.index("]", i + 1)
-                inner = pattern[i:end]
-                inner = "^" + inner[1:] if inner.startswith("!") else inner
-                out.append("[" + inner.replace("\\", "\\\\") + "]")
+            elif c == "[" and _bracket_end(pattern, i) is not None:
+                end = _bracket_end(pattern, i)
+                negated = pattern[i] in "!^"
+                inner = pattern[i + negated:end]
+                out.append("[" + ("^" if negated else "") + _bracket_body(inner) + "]")
                 i = end + 1
             else:
                 out.append(re.escape(c))

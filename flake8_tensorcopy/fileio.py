@@ -54,8 +54,8 @@ def decode(data: bytes) -> SourceFile:
     body = data[len(BOM):] if bom else data
     try:
         text = body.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
-        raise FileError(f"cannot decode as {encoding}: {exc}".split("\n")[0]) from None
+    except (UnicodeError, LookupError) as exc:  # punycode and idna raise plain UnicodeError
+        raise FileError(" ".join(f"cannot decode as {encoding}: {exc}".split())) from None
     return SourceFile(data, text, encoding, bom)
 
 

@@ -122,8 +122,10 @@ def read_notebook(text: str) -> Notebook:
         raise NotebookError("not a notebook: no 'cells' list (nbformat 4 is supported)")
     python = _is_python(data)
     program, owners, cell_lines, original = [], [], [], []
+    if any(not isinstance(cell, dict) for cell in data["cells"]):
+        raise NotebookError("not a notebook: a cell is not an object")
     for index, cell in enumerate(data["cells"]):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code" or not python:
+        if cell.get("cell_type") != "code" or not python:
             continue
         raw = split_lines(_source_text(cell))
         if owners:  # a boundary line after the previous cell: edits never cross it (see with_program)
@@ -186,7 +188,14 @@ def _source_text(cell: dict) -> str:
 
 
 def _is_python(data: dict) -> bool:
-    meta = data.get("metadata") or {}
-    language: Optional[str] = (meta.get("language_info") or {}).get("name") or \
-        (meta.get("kernelspec") or {}).get("language")
+    meta = _table(data, "metadata", "the notebook")
+    language: Optional[str] = _table(meta, "language_info", "metadata").get("name") or \
+        _table(meta, "kernelspec", "metadata").get("language")
     return language is None or str(language).lower() in ("python", "python3", "ipython", "ipython3")
+
+
+def _table(data: dict, key: str, where: str) -> dict:
+    value = data.get(key) or {}
+    if not isinstance(value, dict):
+        raise NotebookError(f"not a notebook: '{key}' in {where} is not an object")
+    return value

@@ -55,10 +55,10 @@ def test_fix_stdin_that_cannot_be_decoded_is_echoed_back(tmp_path):
     assert done.returncode == 2 and done.stdout == data and b"cannot decode" in done.stderr
 
 
-@pytest.mark.parametrize("args", [("rules", "--format", "json"), ("fix", "--diff", "--unsafe-fixes", "many")])
+@pytest.mark.parametrize("args", [("check", "many"), ("fix", "--diff", "--unsafe-fixes", "many")])
 def test_a_closed_pipe_ends_quietly(tmp_path, args):
     (tmp_path / "many").mkdir()
-    for i in range(150):  # more output than a pipe buffers
+    for i in range(300):  # far more output than a pipe buffers
         (tmp_path / "many" / f"t{i}.py").write_text((ROOT / "examples" / "train.py").read_text())
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "flake8_tensorcopy", *args], cwd=tmp_path, env=env,
@@ -78,3 +78,30 @@ def test_a_job_count_below_one_is_refused(tmp_path, jobs):
 def test_a_folder_without_python_files_says_so(tmp_path):
     done = cli("check", ".", cwd=tmp_path)
     assert done.returncode == 0 and b"no .py, .pyi or .ipynb file under ." in done.stderr
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("bad.ipynb", '{"cells": [1], "metadata": {}}', b"not a notebook: a cell is not an object"),
+    ("meta.ipynb", '{"cells": [], "metadata": {"language_info": 5}}', b"'language_info' in metadata is not an object"),
+    ("puny.py", "# -*- coding: punycode -*-\nx = 1\n", b"cannot decode as punycode"),
+])
+def test_malformed_inputs_are_input_errors_not_internal_ones(tmp_path, name, text, message):
+    (tmp_path / name).write_text(text)
+    done = cli("check", name, cwd=tmp_path)
+    assert done.returncode == 2 and message in done.stderr and b"internal error" not in done.stderr
+
+
+@pytest.mark.parametrize("pattern", ["[z-a]", "[!]", "[^]", "[[:alpha:]]*.py"])
+def test_odd_exclude_patterns_are_no_traceback(tmp_path, pattern):
+    (tmp_path / "a.py").write_text("import torch\nx = torch.ones(2)\ny = torch.tensor(x)\n")
+    (tmp_path / ".gitignore").write_text(pattern + "\n")
+    done = cli("check", ".", cwd=tmp_path)
+    assert b"Traceback" not in done.stderr
+    assert (done.returncode == 0) == (pattern == "[[:alpha:]]*.py")  # the POSIX class matches a.py
+
+
+def test_a_pyproject_that_is_not_utf8_is_a_one_line_error(tmp_path):
+    (tmp_path / "pyproject.toml").write_bytes(b'[tool.flake8-tensorcopy]\nselect = ["TEN1"] # \xff\n')
+    (tmp_path / "a.py").write_text("x = 1\n")
+    done = cli("check", ".", cwd=tmp_path)
+    assert done.returncode == 2 and b"not UTF-8" in done.stderr and b"Traceback" not in done.stderr

@@ -140,6 +140,10 @@ def _outlived_training_loop(key: str, acc, ctx):
 
 
 def _torch_training(loop, ctx) -> bool:
+    return _per_loop(ctx, loop, "torch-training", _trains)
+
+
+def _trains(loop, ctx) -> bool:
     """The loop backpropagates or steps an optimizer the torch way: `loss.backward()`,
     `accelerator.backward(loss)`, `torch.autograd.grad(...)`, `optimizer.step()`; a hand-written
     `model.backward(out, y, lr)` or `env.step(action)` alone does not make a torch training loop."""
@@ -170,15 +174,29 @@ def _receiver_name(expr) -> str:
 def _reset_inside(key: str, acc, loop, ctx) -> bool:
     """A plain assignment to the accumulator anywhere in the loop (a periodic reset counts: the
     kept graphs are then bounded by the reset interval)."""
-    shape = _shape(acc)
+    keys, shapes = _per_loop(ctx, loop, "assigned", _assigned)
+    return key in keys or _shape(acc) in shapes
+
+
+def _assigned(loop, ctx):
+    """(dotted names, shapes) of every plain assignment target in the loop."""
+    keys, shapes = set(), set()
     for stmt in ast.walk(loop):
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
             stmt, ast.AnnAssign) else []
         for t in targets:
             for elt in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
-                if dotted(elt) == key or _shape(elt) == shape:
-                    return True
-    return False
+                keys.add(dotted(elt))
+                shapes.add(_shape(elt))
+    return keys, shapes
+
+
+def _per_loop(ctx, loop, question: str, answer):
+    """A fact about a loop, computed once per file (every accumulation in the loop asks it)."""
+    key = ("ten401", question, id(loop))
+    if key not in ctx.facts.memo:
+        ctx.facts.memo[key] = answer(loop, ctx)
+    return ctx.facts.memo[key]
 
 
 def _shape(expr) -> str:
@@ -228,10 +246,20 @@ def _graph_free(expr, ctx, depth) -> bool:
 
 
 def _helper_returns_numbers(name: str, ctx) -> bool:
-    defs = [n for n in ast.walk(ctx.facts.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and n.name == name]
+    defs = _defs_by_name(ctx.facts).get(name, ())
     returns = [r.value for d in defs for r in ast.walk(d) if isinstance(r, ast.Return) and r.value is not None]
     return bool(returns) and all(_plain_number(r) for r in returns)
+
+
+def _defs_by_name(facts) -> dict:
+    """Every function of the file by name, found once per file (not once per inspected call)."""
+    if "defs-by-name" not in facts.memo:
+        found: dict = {}
+        for n in ast.walk(facts.tree):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.setdefault(n.name, []).append(n)
+        facts.memo["defs-by-name"] = found
+    return facts.memo["defs-by-name"]
 
 
 def _plain_number(expr) -> bool:
@@ -278,7 +306,7 @@ def _flows_into_loss(key: str, loop, ctx) -> bool:
     from a loop that does not call backward() itself (a loss assembled over several pieces)."""
     if key in _loss_keys(ctx):
         return True
-    if _calls_backward(loop):
+    if _calls_backward(loop, ctx):
         return False
     func = ctx.frame.func
     body = func if func is not None else ctx.facts.tree
@@ -334,7 +362,8 @@ def _keys_in(expr) -> set:
     return keys
 
 
-def _calls_backward(loop) -> bool:
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
-               for n in ast.walk(loop))
+def _calls_backward(loop, ctx) -> bool:
+    return _per_loop(ctx, loop, "backward", lambda loop, _: any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
+        for n in ast.walk(loop)))
 

@@ -59,7 +59,9 @@ NAME = "graph-stored-on-module"
 MESSAGE = ("'{target}' keeps '{value}' with its autograd graph on the object after {func}(): the graph "
            "stays alive and copy.deepcopy raises; store {value}.detach()")
 FIX = FixSafety.UNSAFE
-TRIGGER = r"(?s)\A(?=.*(?:forward|hook))(?=.*self\.\w+(?:\[[^\]\n]*\])?\s*(?::[^=\n]*)?=[^=])"
+# Subscripts and annotations are bounded: unbounded, each `self.x:` on a long line scanned to its end
+# (quadratic in the line's length).
+TRIGGER = r"(?s)\A(?=.*(?:forward|hook))(?=.*self\.\w+(?:\[[^\]\n]{0,200}\])?\s*(?::[^=\n]{0,200})?=[^=])"
 HOT = r"self\.\w+(?:\[[^\]\n]*\])?\s*(?::[^=\n]*)?=[^=]"  # where findings are
 NODES = (ast.Assign, ast.AnnAssign)
 CLAIM = ("A tensor computed from a module's parameters and stored on the module in forward keeps its "

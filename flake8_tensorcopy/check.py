@@ -2,6 +2,7 @@
 enough), and report sorted findings. Exit 1 when anything is reported, 0 when clean, 2 on errors."""
 from __future__ import annotations
 
+import errno
 import os
 import re
 import sys
@@ -83,7 +84,11 @@ def run_check(opts: Options, out: Optional[TextIO] = None, err: Optional[TextIO]
     except ConfigError as exc:
         print(f"flake8-tensorcopy: error: {exc}", file=err)
         return 2
-    reports = run(tasks, opts.jobs or os.cpu_count() or 1, Progress(len(tasks), err))
+    try:
+        reports = run(tasks, opts.jobs or os.cpu_count() or 1, Progress(len(tasks), err))
+    except KeyboardInterrupt:
+        print("flake8-tensorcopy: interrupted", file=err)
+        return 2
     items = sorted((i for r in reports for i in r.items), key=lambda i: i.sort_key)
     errors = [(r.path, e) for r in sorted(reports, key=lambda r: r.path) for e in r.errors]
     for path, message in errors:
@@ -151,12 +156,11 @@ def run(tasks: list[Task], jobs: int, progress: Progress) -> list[FileReport]:
     workers = min(jobs, len(tasks) // FILES_PER_WORKER)
     reports = []
     if workers > 1:
-        from concurrent.futures import ProcessPoolExecutor  # imported only when a pool pays
+        from .pool import parallel_map  # imported only when a pool pays
 
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for report in pool.map(check_file, tasks, chunksize=max(1, len(tasks) // (workers * 8))):
-                reports.append(report)
-                progress.advance()
+        for report in parallel_map(check_file, tasks, workers, chunksize=max(1, len(tasks) // (workers * 8))):
+            reports.append(report)
+            progress.advance()
     else:
         for task in tasks:
             reports.append(check_file(task))
@@ -210,6 +214,9 @@ def summary(files: int, items: Sequence[Item], errors: Sequence, seconds: float)
 
 
 def _read_bytes(path: str) -> bytes:
+    if os.path.isdir(path):  # a folder the walk could not list: say why
+        with os.scandir(path):
+            raise OSError(errno.EISDIR, "a folder whose files cannot be listed")
     return fileio.read_regular(path)
 
 

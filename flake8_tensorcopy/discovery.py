@@ -184,7 +184,8 @@ def _walk(folder: str, patterns: list[Pattern], found: dict) -> None:
     patterns = patterns + _gitignore(folder)
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError:
+    except OSError:  # a folder that cannot be listed is reported (check names it as an error), not skipped
+        found[os.path.normpath(folder)] = None
         return
     for entry in entries:
         path = os.path.normpath(entry.path)

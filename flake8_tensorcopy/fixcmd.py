@@ -7,9 +7,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import signal
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
@@ -21,6 +19,7 @@ from .engine import AnalysisError
 from .fixer import FixError, allowed, fix_source
 from .model import Finding, FixSafety
 from .notebook import NotebookError, read_notebook
+from .pool import parallel_map
 from .rules import BY_CODE
 
 
@@ -97,17 +96,7 @@ def _reports(args, chosen) -> Iterator[Report]:
     if workers <= 1:
         yield from map(_work, jobs)
         return
-    with ProcessPoolExecutor(workers, initializer=_ignore_interrupts) as pool:
-        try:
-            yield from pool.map(_work, jobs, chunksize=max(1, min(16, len(jobs) // (workers * 8))))
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-
-
-def _ignore_interrupts() -> None:
-    """Workers only compute; the main process decides what happens on Ctrl-C."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    yield from parallel_map(_work, jobs, workers, chunksize=max(1, min(16, len(jobs) // (workers * 8))))
 
 
 def collect(paths) -> Iterator[tuple[str, Optional[str]]]:

@@ -105,3 +105,98 @@ def test_a_pyproject_that_is_not_utf8_is_a_one_line_error(tmp_path):
     (tmp_path / "a.py").write_text("x = 1\n")
     done = cli("check", ".", cwd=tmp_path)
     assert done.returncode == 2 and b"not UTF-8" in done.stderr and b"Traceback" not in done.stderr
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _busy(tmp_path, command):
+    """A running `command` over 300 files, once its pool of two workers has started."""
+    import time
+
+    body = "".join(f"def f{i}(x):\n    y = x.exp()\n    z = y.detach()\n    z.add_(1)\n    return y\n\n"
+                   for i in range(400))
+    for i in range(300):
+        (tmp_path / f"m{i}.py").write_text("import torch\n\n" + body)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    parent = subprocess.Popen([sys.executable, "-m", "flake8_tensorcopy", *command], cwd=tmp_path, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    workers = []
+    for _ in range(200):  # until the pool has started (a bounded wait, not a timing assertion)
+        workers = _children(parent.pid)
+        if len(workers) >= 2:
+            break
+        time.sleep(0.05)
+    assert len(workers) >= 2, "the pool never started"
+    return parent, workers
+
+
+def _gone(workers) -> bool:
+    import time
+
+    for _ in range(200):
+        if not any(_alive(w) for w in workers):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc to find the workers")
+@pytest.mark.parametrize("command", [("check", "-j", "2", "."), ("fix", "--diff", "-j", "2", ".")])
+def test_sigterm_ends_the_workers_with_their_parent(tmp_path, command):
+    import signal
+
+    parent, workers = _busy(tmp_path, command)
+    parent.send_signal(signal.SIGTERM)
+    parent.wait(timeout=30)
+    assert _gone(workers)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc to find the workers")
+@pytest.mark.parametrize("command", [("check", "-j", "2", "."), ("fix", "--diff", "-j", "2", ".")])
+def test_ctrl_c_is_quiet_and_stops_the_workers(tmp_path, command):
+    import signal
+
+    parent, workers = _busy(tmp_path, command)
+    parent.send_signal(signal.SIGINT)
+    err = parent.communicate(timeout=30)[1]
+    assert parent.returncode == 2 and b"interrupted" in err and b"Traceback" not in err
+    assert _gone(workers)
+
+
+def test_a_folder_that_cannot_be_listed_is_an_error(tmp_path, monkeypatch, capsys):
+    from flake8_tensorcopy.cli import main
+
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "a.py").write_text("x = 1\n")
+    real = os.scandir
+
+    def scandir(path="."):
+        if os.path.basename(os.fspath(path)) == "locked":
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "-j", "1", "."]) == 2
+    assert "locked: error: cannot read: Permission denied" in capsys.readouterr().err

@@ -71,7 +71,7 @@ def read_regular(path: str, limit: Optional[int] = None) -> bytes:
     """A regular file's bytes (at most `limit`). A FIFO, a device or a socket would block or never end:
     OSError, without opening it. The check happens on the opened file, so a swap cannot slip one in."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as fh:
+    with open(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file (a FIFO, a device or a socket)")
         return fh.read() if limit is None else fh.read(limit)

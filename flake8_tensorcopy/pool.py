@@ -6,8 +6,10 @@ error the parent stops its workers at once instead of waiting for slow files.
 """
 from __future__ import annotations
 
+import os
 import signal
-from concurrent.futures import ProcessPoolExecutor
+import threading
+from concurrent.futures import InvalidStateError, ProcessPoolExecutor
 from typing import Callable, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
@@ -15,24 +17,39 @@ R = TypeVar("R")
 PR_SET_PDEATHSIG = 1
 
 
-def _worker_start() -> None:
+def _worker_start(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     except (OSError, AttributeError):  # not Linux: workers still end when the parent closes the pool
-        pass
+        return
+    if os.getppid() != parent:  # the parent died before the request was made
+        os._exit(1)
 
 
 def parallel_map(fn: Callable[[T], R], items: Iterable[T], workers: int, chunksize: int = 1) -> Iterator[R]:
     """fn over items in `workers` processes, results in order; stops the workers at once on an error."""
-    pool = ProcessPoolExecutor(workers, initializer=_worker_start)
+    pool = ProcessPoolExecutor(workers, initializer=_worker_start, initargs=(os.getpid(),))
     try:
         yield from pool.map(fn, items, chunksize=chunksize)
     except BaseException:
+        _quiet_teardown()
         for process in list(getattr(pool, "_processes", {}).values()):
             process.terminate()
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown(wait=False)
         raise
     pool.shutdown()
+
+
+def _quiet_teardown() -> None:
+    """The pool's thread may still try to hand a result to a future that map() cancelled when its consumer
+    stopped (a race in concurrent.futures): that is the teardown we asked for, not an error to print."""
+    previous = threading.excepthook
+
+    def hook(args):
+        if not issubclass(args.exc_type, InvalidStateError):
+            previous(args)
+
+    threading.excepthook = hook

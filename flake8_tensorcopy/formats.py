@@ -131,7 +131,7 @@ def _prop(text: str) -> str:
 def _uri(path: str) -> str:
     if path in ("stdin", "-"):
         return "stdin"
-    posix = path.replace(os.sep, "/")
+    posix = os.fsencode(path.replace(os.sep, "/"))  # the name's own bytes, even when they are not UTF-8
     if os.path.isabs(path):
         return "file://" + quote(posix)
     return quote(posix)

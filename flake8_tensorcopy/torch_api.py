@@ -580,6 +580,17 @@ METHODS = {
 
 # Functions, by qualified name (torch, torch.nn.functional, torch.linalg, torch.fft, torch.special).
 FUNCTIONS = {
+    'torch.BFloat16Tensor': ('tensor', 'fresh', False, 'drops'),
+    'torch.BoolTensor': ('tensor', 'fresh', False, 'drops'),
+    'torch.ByteTensor': ('tensor', 'fresh', False, 'drops'),
+    'torch.CharTensor': ('tensor', 'fresh', False, 'drops'),
+    'torch.DoubleTensor': ('tensor', 'fresh', False, 'keeps'),
+    'torch.FloatTensor': ('tensor', 'alias', False, 'drops'),
+    'torch.HalfTensor': ('tensor', 'fresh', False, 'drops'),
+    'torch.IntTensor': ('tensor', 'fresh', False, 'drops'),
+    'torch.LongTensor': ('tensor', 'fresh', False, 'drops'),
+    'torch.ShortTensor': ('tensor', 'fresh', False, 'drops'),
+    'torch.Tensor': ('tensor', 'alias', False, 'keeps'),
     'torch.abs': ('tensor', 'fresh', False, 'keeps'),
     'torch.abs_': ('tensor', 'self', True, 'keeps'),
     'torch.absolute': ('tensor', 'fresh', False, 'keeps'),
@@ -643,6 +654,8 @@ FUNCTIONS = {
     'torch.atan_': ('tensor', 'self', True, 'keeps'),
     'torch.atanh': ('tensor', 'fresh', False, 'keeps'),
     'torch.atanh_': ('tensor', 'self', True, 'keeps'),
+    'torch.autograd.Variable': ('tensor', 'alias', False, 'keeps'),
+    'torch.autograd.variable.Variable': ('tensor', 'alias', False, 'keeps'),
     'torch.avg_pool1d': ('tensor', 'fresh', False, 'keeps'),
     'torch.baddbmm': ('tensor', 'fresh', False, ''),
     'torch.bartlett_window': ('tensor', 'fresh', False, 'drops'),

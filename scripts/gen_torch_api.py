@@ -46,6 +46,10 @@ OVERLAY_METHODS = {
     "register_hook": ("other", "fresh", False, "drops"),
     "share_memory_": ("tensor", "self", True, "keeps"),
 }
+# Callables that are classes, not functions, but build tensors: the legacy constructors and Variable.
+LEGACY_CONSTRUCTORS = sorted({f"torch.{n}" for n in dir(torch) if n.endswith("Tensor") and n[0].isupper()
+                              and callable(getattr(torch, n))} | {"torch.autograd.Variable",
+                                                                   "torch.autograd.variable.Variable"})
 # Module methods that return the module but cannot be probed without a device or an argument.
 OVERLAY_MODULE_SELF = {"cuda", "xpu", "ipu", "mtia", "apply", "type", "to_empty"}
 OVERLAY_FUNCTIONS = {
@@ -249,8 +253,25 @@ def functions(sch: dict, views: set, may_view: set) -> dict[str, tuple]:
             returns = join(kinds)
             grad = probe(fn) if returns in TENSORS else "drops"
             out[f"{space}.{name}"] = entry(name, returns, sch, views, may_view, grad)
+    for qualname in LEGACY_CONSTRUCTORS:
+        fn = _resolve(qualname)
+        out[qualname] = ("tensor", _shares(fn), False, probe(fn))
     out.update(OVERLAY_FUNCTIONS)
     return out
+
+
+def _resolve(qualname: str):
+    module, _, name = qualname.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def _shares(fn) -> str:
+    """'alias' when the call returns (a view of) a float tensor it is given, else 'fresh'."""
+    x = torch.ones(3)
+    try:
+        return "alias" if fn(x).data_ptr() == x.data_ptr() else "fresh"
+    except Exception:  # noqa: BLE001
+        return "fresh"
 
 
 def classes(*where: tuple[type, str]) -> list[str]:

@@ -200,3 +200,15 @@ def test_a_folder_that_cannot_be_listed_is_an_error(tmp_path, monkeypatch, capsy
     monkeypatch.chdir(tmp_path)
     assert main(["check", "-j", "1", "."]) == 2
     assert "locked: error: cannot read: Permission denied" in capsys.readouterr().err
+
+
+def test_sarif_names_a_file_whose_name_is_not_utf8(tmp_path):
+    import json
+
+    name = os.fsencode(str(tmp_path)) + b"/bad\xff.py"
+    with open(name, "w") as fh:
+        fh.write("import torch\nx = torch.ones(2)\ny = torch.tensor(x)\n")
+    done = cli("check", "--format", "sarif", ".", cwd=tmp_path)
+    assert done.returncode == 1 and b"Traceback" not in done.stderr
+    (result,) = json.loads(done.stdout)["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "bad%FF.py"

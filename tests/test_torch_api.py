@@ -49,3 +49,5 @@ def test_functions_classes_and_module_methods():
     assert not api.is_module_class("torch.nn.utils.rnn.PackedSequence")
     assert api.is_optimizer_class("torch.optim.Adam") and api.is_optimizer_class("torch.optim.lr_scheduler.StepLR")
     assert api.module_returns_self("to") and api.module_returns_self("eval") and not api.module_returns_self("forward")
+    # classes that build tensors: the legacy constructors and Variable (probed like functions)
+    assert api.function("torch.LongTensor").gives_tensor and api.function("torch.autograd.Variable").gives_tensor

@@ -64,7 +64,7 @@ import ast
 
 from ..aliasing import alias_binding, kept_inplace, named, still_used
 from ..evidence import SURE_TENSOR, is_param_like
-from ..facts import end_of, pos_of
+from ..facts import dotted, end_of, pos_of
 from ..inplace import written
 from ..model import FixSafety
 
@@ -82,6 +82,8 @@ CLAIM = ("An in-place write through y.data, where a graph saved y, leaves y._ver
 GRAD_WRONG = "gradients through it come out silently wrong"
 COPY_ADVICE = "use {source}.detach().clone() for a copy"
 LEAF_ATTRS = ("weight", "bias", "grad")
+REFILLS = frozenset({"normal_", "uniform_", "fill_", "zero_", "random_", "bernoulli_", "exponential_",
+                     "geometric_", "cauchy_", "log_normal_", "copy_"})
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
@@ -122,12 +124,33 @@ def _kept_result(node: ast.Assign, ctx):
             continue
         if is_param_like(source, ctx) or not (ctx.kind(source) in SURE_TENSOR or ctx.attached(source)):
             continue
-        if not still_used(source, ctx, end_of(node)):
+        if not still_used(source, ctx, end_of(node)) or _only_refilled(source, ctx):
             continue
         text = ctx.text(source)
         fix = ctx.replace(data, f"{text}.detach().clone()", FIX)
         yield ctx.finding(node, fix, via=f"'{ctx.text(node.value)}' (kept as '{alias}')", source=text,
                           effect=f"'{text}' itself is overwritten, not copied", advice=COPY_ADVICE.format(source=text))
+
+
+def _only_refilled(source, ctx) -> bool:
+    """`self.eps` is a noise buffer: every read of it in the class refills it whole (`self.eps.data.normal_()`),
+    so nothing ever needs its old contents."""
+    key = dotted(source)
+    if ctx.frame.cls is None or not key or not key.startswith("self."):
+        return False
+    reads = [n for n in ast.walk(ctx.frame.cls) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
+             and dotted(n) == key]
+    parents = {id(child): parent for parent in ast.walk(ctx.frame.cls) for child in ast.iter_child_nodes(parent)}
+
+    def refilled(node) -> bool:
+        up = parents.get(id(node))
+        if isinstance(up, ast.Attribute) and up.attr == "data":
+            node, up = up, parents.get(id(up))
+        call = parents.get(id(up))
+        return (isinstance(up, ast.Attribute) and up.attr in REFILLS and isinstance(call, ast.Call)
+                and call.func is up)
+
+    return bool(reads) and all(refilled(n) for n in reads)
 
 
 def _write_target(node):

@@ -1,7 +1,8 @@
 """The partial parse: a def or class that holds no hot line (no rule's trigger text) becomes a one-line
 stub with its name, `def name(): pass`, on its header line; the other lines of it become blank. Line
-numbers, names and scopes stay; the parser reads far less. Classes that hold a hot line are stubbed
-member by member; nothing inside a function is (rules walk their whole function).
+numbers, names and scopes stay; the parser reads far less. Classes that hold a hot line are kept whole
+(rules read what the class's other methods put on `self`); nothing inside a function is stubbed (rules
+walk their whole function).
 
 Units are found from the text alone (a header at the unit's indentation; the unit ends before the next
 line that is indented no deeper), so the result is checked: a unit with an odd number of triple quotes
@@ -71,10 +72,11 @@ def _outline(body: list, defs: set, spans: list) -> None:
 
 
 def _stub(lines: list[str], first: int, end: int, indent: str, hot: list[int], stubs: list[int],
-          funcs: list[tuple[int, int]]) -> None:
+          funcs: list[tuple[int, int]], stub_cold: bool = True) -> None:
     """Stub the cold units whose header sits at exactly `indent` in lines[first:end] (0-based) and
     record the stub lines and the 1-based (def line, last line) of the hot functions; hot classes
-    recurse. A line indented less than `indent` ends the block."""
+    recurse to record their hot methods, stubbing nothing (stub_cold False). A line indented less than
+    `indent` ends the block."""
     i = first
     while i < end:
         m = HEADER.match(lines[i])
@@ -96,8 +98,8 @@ def _stub(lines: list[str], first: int, end: int, indent: str, hot: list[int], s
             else:
                 body = _body_indent(lines, header + 1, j, indent)
                 if body is not None:
-                    _stub(lines, header + 1, j, body, hot, stubs, funcs)
-        elif _closed(lines, i, j):
+                    _stub(lines, header + 1, j, body, hot, stubs, funcs, stub_cold=False)
+        elif stub_cold and _closed(lines, i, j):
             stub = f"{indent}{'def ' + name + '(): pass' if kind == 'def' else 'class ' + name + ': pass'}"
             lines[i:j] = [""] * (j - i)
             lines[header] = stub

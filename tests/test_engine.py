@@ -9,7 +9,7 @@ from fixture_tools import FIXTURES
 from flake8_tensorcopy.engine import analyse, match_lines
 from flake8_tensorcopy.model import Trigger
 from flake8_tensorcopy.partial import parse_partial
-from flake8_tensorcopy.rules import RULES
+from flake8_tensorcopy.rules import BY_CODE, RULES
 
 FIXTURE_FILES = sorted(FIXTURES.glob("TEN*/*.py"))
 
@@ -25,13 +25,13 @@ def test_partial_parse_and_skipped_defs_find_what_a_full_walk_finds(path):
     assert positions(analyse(source, str(path), RULES).findings) == positions(full.findings)
 
 
-def test_the_partial_parse_stubs_cold_defs_and_keeps_names_and_line_numbers():
+def test_the_partial_parse_stubs_cold_defs_keeps_hot_classes_whole_and_keeps_line_numbers():
     source = ("import torch\n\n\ndef cold():\n    return 1\n\n\n@decorated\nclass Model:\n    def cold(self):\n"
               "        return 2\n\n    def hot(self, y):\n        z = y.detach()\n")
     tree = parse_partial(source, match_lines(source, RULES))
     assert ast.unparse(tree).split("\n") == [
-        "import torch", "", "def cold():", "    pass", "", "@decorated", "class Model:", "", "    def cold():",
-        "        pass", "", "    def hot(self, y):", "        z = y.detach()"]
+        "import torch", "", "def cold():", "    pass", "", "@decorated", "class Model:", "", "    def cold(self):",
+        "        return 2", "", "    def hot(self, y):", "        z = y.detach()"]
     assert [(n.name, n.lineno) for n in tree.body[1:]] == [("cold", 4), ("Model", 9)]
     assert tree.body[2].body[1].lineno == 13
 
@@ -55,6 +55,15 @@ def test_the_whole_file_is_parsed_where_a_partial_tree_could_mislead(source):
 def test_rules_that_read_beyond_their_def_see_the_whole_file(source):
     full = analyse(source, "t.py", RULES, tree=ast.parse(source))
     assert positions(analyse(source, "t.py", RULES).findings) == positions(full.findings)
+
+
+def test_what_a_class_puts_on_self_in_a_cold_method_is_seen_by_the_partial_tree_too():
+    source = ("import torch\n\n\nclass Loss:\n    def __init__(self, n):\n        self.schedule = torch.linspace(0.1, 0.2, n)"
+              "\n\n    def forward(self, x, epoch):\n        return x / torch.tensor(self.schedule[epoch])\n")
+    rules = [BY_CODE["TEN204"]]
+    full = analyse(source, "t.py", rules, tree=ast.parse(source))
+    assert [(f.line, f.code) for f in full.findings] == [(9, "TEN204")]
+    assert positions(analyse(source, "t.py", rules).findings) == positions(full.findings)
 
 
 def test_module_level_bindings_after_a_cold_def_are_kept():  # `weights` is a tensor for f

@@ -54,7 +54,7 @@ from __future__ import annotations
 import ast
 
 from .. import api
-from ..evidence import MAX_DEPTH, PARAM, TENSOR, annotation_kind
+from ..evidence import MAX_DEPTH, PARAM, TENSOR, annotation_kind, self_attribute_kind
 from ..context import type_tested, within
 from ..facts import dotted
 from ..model import FixSafety
@@ -135,6 +135,8 @@ def _built_tensor(expr, ctx, pos, depth) -> bool:
         return False
     if isinstance(expr, ast.Attribute) and expr.attr in ("data", "grad", "T", "mT"):
         return _built_tensor(expr.value, ctx, pos, depth + 1)
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        return self_attribute_kind(expr.attr, ctx) in (TENSOR, PARAM)  # the class builds it with torch
     if isinstance(expr, ast.Subscript):
         return _built_tensor(expr.value, ctx, pos, depth + 1)
     if isinstance(expr, ast.BinOp):

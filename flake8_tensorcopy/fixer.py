@@ -70,7 +70,8 @@ def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec]
         findings, errors = reported(text, filename, rules, tensor_functions)
         outcome.errors = errors
         todo = [f for f in findings if allowed(f, unsafe) and _positions_reliable(f, text)]
-        refused = {id(f): why for f in todo for why in [_breaks(text, f, filename)] if why}
+        unbound = _unbound_names(text, filename) if todo else []
+        refused = {id(f): why for f in todo for why in [_breaks(text, unbound, f, filename)] if why}
         todo = [f for f in todo if id(f) not in refused]
         if not todo:
             outcome.fixed = text
@@ -112,18 +113,19 @@ def apply(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding], s
     return text, applied, imports
 
 
-def _breaks(text: str, finding: Finding, filename: str) -> Optional[str]:
+def _breaks(text: str, unbound: list[str], finding: Finding, filename: str) -> Optional[str]:
     """Why applying this one fix would break the program, or None: it must leave no new undefined name
-    and no name read before it is bound (`memory = memory.detach()` that makes a global local)."""
+    and no name read before it is bound (`memory = memory.detach()` that makes a global local).
+    `unbound`: what pyflakes already finds undefined or unbound in `text`."""
     fixed, applied, imports = apply(text, [finding])
     if not applied:
         return None
     try:
         fixed = add_imports(fixed, imports) if imports else fixed
-        before, after = _unbound_names(text, filename), _unbound_names(fixed, filename)
+        after = _unbound_names(fixed, filename)
     except Exception:  # noqa: BLE001 - verify() reports a text that does not parse
         return None
-    new = sorted(set(after) - set(before))
+    new = sorted(set(after) - set(unbound))
     return f"the fix would leave {', '.join(repr(n) for n in new)} undefined or unbound" if new else None
 
 

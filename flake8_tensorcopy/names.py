@@ -8,12 +8,14 @@ Matching is on whole words: `update_EMA_model` has the words update, ema, model;
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Iterable, Optional
 
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|\b|_)|[A-Z]?[a-z]+|[A-Z]+")
 
 
+@functools.lru_cache(maxsize=8192)  # rules ask about the same few names over and over
 def words(identifier: Optional[str]) -> tuple[str, ...]:
     """`_init_weights` -> (init, weights); `emaUpdate` -> (ema, update); `QNet2` -> (q, net); digits dropped."""
     if not identifier:
@@ -34,8 +36,16 @@ class Heuristic:
         self.prefixes = tuple(prefixes)
         self.phrases = tuple(tuple(p.split()) for p in phrases)
         self.must, self.must_not = tuple(must), tuple(must_not)
+        self._seen: dict = {}
 
     def __call__(self, identifier: Optional[str]) -> bool:
+        if identifier not in self._seen:
+            if len(self._seen) > 8192:
+                self._seen.clear()
+            self._seen[identifier] = self._match(identifier)
+        return self._seen[identifier]
+
+    def _match(self, identifier: Optional[str]) -> bool:
         ws = words(identifier)
         if not ws:
             return False

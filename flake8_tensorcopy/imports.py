@@ -43,10 +43,17 @@ def _imported_modules(body: Sequence[cst.CSTNode]) -> set[str]:
                         if alias.asname is None:
                             dotted = cst.helpers.get_full_name_for_node(alias.name) or ""
                             found.update(_prefixes(dotted))
+        elif isinstance(stmt, cst.If) and _type_checking(stmt.test):
+            continue  # `if TYPE_CHECKING: import copy` binds nothing at run time
         elif isinstance(stmt, (cst.If, cst.Try, cst.With)) or type(stmt).__name__ == "TryStar":
             for block in _blocks(stmt):
                 found |= _imported_modules(block)
     return found
+
+
+def _type_checking(test) -> bool:
+    name = cst.helpers.get_full_name_for_node(test) or ""
+    return name.rsplit(".", 1)[-1] == "TYPE_CHECKING"
 
 
 def _prefixes(dotted: str) -> list[str]:

@@ -109,9 +109,35 @@ def check(node, ctx):
         fix = ctx.replace(value.value, _cloned(value.value, ctx), FIX)
         use = f"{_cloned(value.value, ctx)} in the comprehension"
     else:
-        use = f"copy.deepcopy({source})"
-        fix = ctx.replace(value, use, FIX, imports=("copy",))
+        deepcopy = _deepcopy_spelling(ctx)
+        use = f"{deepcopy or 'copy.deepcopy'}({source})"
+        imports = ("copy",) if deepcopy == "copy.deepcopy" else ()
+        fix = ctx.replace(value, use, FIX, imports=imports) if deepcopy else None
     yield ctx.finding(value, fix, target=key, what=one_line(what), why=why, use=one_line(use))
+
+
+def _deepcopy_spelling(ctx):
+    """How the fix may call deepcopy here: `copy.deepcopy` when `copy` is the module or unbound (the fix
+    imports it), the name of a `from copy import deepcopy`, or None when `copy` means something else
+    (`from copy import copy`, a parameter, a local def) and nothing else names deepcopy."""
+    if ctx.facts.aliases.get("copy") in (None, "copy") and _copy_unshadowed(ctx):
+        return "copy.deepcopy"
+    for name, target in ctx.facts.aliases.items():
+        if target == "copy.deepcopy":
+            return name
+    return None
+
+
+def _copy_unshadowed(ctx) -> bool:
+    """`copy` is not bound to anything but the module in the scopes the fix's code runs in."""
+    scope = ctx.frame.scope
+    while scope is not None:
+        for b in scope.bindings.get("copy", ()):
+            if not (b.kind == "import" and isinstance(b.node, ast.Import)
+                    and any(a.name == "copy" and a.asname is None for a in b.node.names)):
+                return False
+        scope = scope.parent
+    return True
 
 
 # ---- is the value an aliasing snapshot of a module's state_dict()? ---------------------------------

@@ -4,9 +4,9 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from . import evidence
-from . import names
-from .facts import FileFacts, Frame, dotted, end_of, pos_of
+from .analysis import evidence
+from .analysis import names
+from .analysis.facts import FileFacts, Frame, dotted, end_of, pos_of
 from .model import Edit, Finding, Fix, FixSafety
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
 from .context import Context
-from .facts import FileFacts
+from .analysis.facts import FileFacts
 from .model import Finding, RuleSpec
 from .partial import parse_partial
 from .rules import RULES

@@ -33,7 +33,7 @@ from flake8_tensorcopy import __version__  # noqa: E402
 from flake8_tensorcopy.context import Context  # noqa: E402
 from flake8_tensorcopy import engine  # noqa: E402
 from flake8_tensorcopy.engine import AnalysisError, analyse, could_fire  # noqa: E402
-from flake8_tensorcopy.facts import FileFacts  # noqa: E402
+from flake8_tensorcopy.analysis.facts import FileFacts  # noqa: E402
 from flake8_tensorcopy.rules import RULES  # noqa: E402
 
 VENVS = corpus_mod.DEFAULT_CORPUS.parent / "venvs"

@@ -1,4 +1,4 @@
-"""Generate flake8_tensorcopy/torch_api.py, the analysis's model of torch's API, from torch itself.
+"""Generate flake8_tensorcopy/analysis/torch_api.py, the analysis's model of torch's API, from torch itself.
 
     python scripts/gen_torch_api.py            # write the module (needs the pinned torch installed)
     python scripts/gen_torch_api.py --check    # exit 1 when the committed module differs (tests run this)
@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "flake8_tensorcopy" / "torch_api.py"
+OUT = ROOT / "flake8_tensorcopy" / "analysis" / "torch_api.py"
 TORCH = Path(torch.__file__).parent
 TENSORS = ("tensor", "tensors", "tensor|tensors")
 NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from flake8_tensorcopy import names
+from flake8_tensorcopy.analysis import names
 
 CASES = [(n, h, ident, True) for n, h in names.ALL.items() for ident in h.must] + \
         [(n, h, ident, False) for n, h in names.ALL.items() for ident in h.must_not]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from flake8_tensorcopy import api
+from flake8_tensorcopy.analysis import api
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -62,10 +62,10 @@ from __future__ import annotations
 
 import ast
 
-from ..aliasing import alias_binding, kept_inplace, named, still_used
-from ..evidence import SURE_TENSOR, is_param_like
-from ..facts import dotted, end_of, pos_of
-from ..inplace import written
+from ..analysis.aliasing import alias_binding, kept_inplace, named, still_used
+from ..analysis.evidence import SURE_TENSOR, is_param_like
+from ..analysis.facts import dotted, end_of, pos_of
+from ..analysis.inplace import written
 from ..model import FixSafety
 
 CODE = "TEN102"

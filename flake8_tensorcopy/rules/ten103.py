@@ -61,10 +61,10 @@ from __future__ import annotations
 
 import ast
 
-from ..aliasing import alias_binding, kept_inplace, named, still_used
-from ..evidence import MODULE, NDARRAY, SURE_TENSOR, TENSORISH, is_param_like
-from ..facts import end_of
-from ..inplace import written
+from ..analysis.aliasing import alias_binding, kept_inplace, named, still_used
+from ..analysis.evidence import MODULE, NDARRAY, SURE_TENSOR, TENSORISH, is_param_like
+from ..analysis.facts import end_of
+from ..analysis.inplace import written
 from ..model import FixSafety
 from .edits import as_receiver
 

@@ -54,11 +54,11 @@ from __future__ import annotations
 
 import ast
 
-from .. import names
-from ..aliasing import named
+from ..analysis import names
+from ..analysis.aliasing import named
 from ..context import type_tested
-from ..evidence import MODULE, NDARRAY, OPTIMIZER, PARAM, STATE_DICT, TENSORISH
-from ..facts import dotted
+from ..analysis.evidence import MODULE, NDARRAY, OPTIMIZER, PARAM, STATE_DICT, TENSORISH
+from ..analysis.facts import dotted
 from ..model import FixSafety, Trigger
 
 CODE = "TEN104"

@@ -43,8 +43,8 @@ from __future__ import annotations
 
 import ast
 
-from .. import api
-from ..evidence import LIKELY_TENSOR, TENSOR
+from ..analysis import api
+from ..analysis.evidence import LIKELY_TENSOR, TENSOR
 from ..model import FixSafety
 from .edits import as_receiver
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import ast
 
-from ..evidence import LIKELY_TENSOR, TENSOR
+from ..analysis.evidence import LIKELY_TENSOR, TENSOR
 from ..model import FixSafety
 from .edits import one_line
 from .edits import as_receiver

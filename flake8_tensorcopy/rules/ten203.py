@@ -43,10 +43,10 @@ from __future__ import annotations
 
 import ast
 
-from .. import names
-from ..evidence import PARAM
-from ..facts import base_name, pos_of
-from ..inplace import written
+from ..analysis import names
+from ..analysis.evidence import PARAM
+from ..analysis.facts import base_name, pos_of
+from ..analysis.inplace import written
 from ..model import Fix, FixSafety
 from .edits import before_method
 

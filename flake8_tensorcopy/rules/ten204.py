@@ -53,10 +53,10 @@ from __future__ import annotations
 
 import ast
 
-from .. import api
-from ..evidence import MAX_DEPTH, PARAM, TENSOR, annotation_kind, self_attribute_kind
+from ..analysis import api
+from ..analysis.evidence import MAX_DEPTH, PARAM, TENSOR, annotation_kind, self_attribute_kind
 from ..context import type_tested, within
-from ..facts import dotted
+from ..analysis.facts import dotted
 from ..model import FixSafety
 from .edits import one_line
 from .edits import as_receiver

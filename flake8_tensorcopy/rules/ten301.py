@@ -66,9 +66,9 @@ from __future__ import annotations
 
 import ast
 
-from .. import names
-from ..evidence import MODULE
-from ..facts import base_name, dotted, end_of, pos_of
+from ..analysis import names
+from ..analysis.evidence import MODULE
+from ..analysis.facts import base_name, dotted, end_of, pos_of
 from ..model import FixSafety
 from .edits import one_line
 

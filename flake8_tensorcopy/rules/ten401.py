@@ -63,8 +63,8 @@ from __future__ import annotations
 
 import ast
 
-from .. import api, names
-from ..facts import dotted, pos_of
+from ..analysis import api, names
+from ..analysis.facts import dotted, pos_of
 from ..model import Fix, FixSafety
 from .edits import as_receiver
 from .ten203 import _kept_clones

@@ -48,9 +48,9 @@ from __future__ import annotations
 
 import ast
 
-from .. import api, names
-from ..evidence import _is_module_class
-from ..facts import dotted
+from ..analysis import api, names
+from ..analysis.evidence import _is_module_class
+from ..analysis.facts import dotted
 from ..model import Fix, FixSafety
 from .edits import as_receiver
 

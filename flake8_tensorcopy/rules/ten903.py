@@ -50,7 +50,7 @@ import ast
 import dataclasses
 
 from ..context import Context
-from ..evidence import SURE_TENSOR
+from ..analysis.evidence import SURE_TENSOR
 from ..model import Edit, Fix, FixSafety
 from .edits import as_receiver
 

@@ -14,7 +14,7 @@ from . import api, names
 from .facts import TENSOR_TYPES, base_name, dotted, guard_key, pos_of
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .context import Context
+    from ..context import Context
 
 TENSOR, LIKELY_TENSOR, PARAM = "tensor", "likely-tensor", "param"
 MODULE, STATE_DICT, NDARRAY, OPTIMIZER, CONTAINER, SCALAR, BATCH = (

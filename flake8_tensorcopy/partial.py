@@ -20,14 +20,20 @@ from typing import Optional
 
 HEADER = re.compile(r"([ \t]*)(?:@|def[ \t]|async[ \t]+def[ \t]|class[ \t])")
 NAMED = re.compile(r"[ \t]*(?:async[ \t]+)?(def|class)[ \t]+(\w+)")
+DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+CALLED = re.compile(r"(\w+)[ \t]*\(")
 
 
 def parse_partial(source: str, hot: list[int]) -> Optional[ast.Module]:
     """The tree of `source` with its cold defs stubbed; None when the whole file must be parsed."""
-    lines = source.split("\n")
+    original = source.split("\n")
+    kept = _kept(source, original, hot)
+    if kept is None:
+        return None
+    lines = list(original)
     stubs: list[int] = []
     funcs: list[tuple[int, int]] = []
-    _stub(lines, 0, len(lines), "", hot, stubs, funcs)
+    _stub(lines, 0, len(lines), "", kept, stubs, funcs)
     if not stubs or not _inside(hot, funcs):  # nothing to gain, or hot module / class code: no parse wasted
         return None
     try:
@@ -42,6 +48,31 @@ def parse_partial(source: str, hot: list[int]) -> Optional[ast.Module]:
     if not defs.issuperset(n + 1 for n in stubs) or not _inside(hot, spans):  # the tree has the last word
         return None
     return tree
+
+
+def _kept(source: str, lines: list[str], hot: list[int]) -> Optional[list[int]]:
+    """`hot` plus the lines that keep the defs summaries read whole (analysis/summaries.py): the defs a
+    kept def calls by name, and the defs holding a call of a kept def, to a fixed point; None when that
+    takes more than a few rounds (then the whole file is parsed, so both trees give one answer)."""
+    kept = sorted(hot)
+    for _ in range(4):
+        funcs: list[tuple[int, int]] = []
+        _stub(list(lines), 0, len(lines), "", kept, [], funcs)
+        names = {NAMED.match(lines[first - 1]).group(2) for first, _ in funcs if NAMED.match(lines[first - 1])}
+        called = set(CALLED.findall("\n".join("\n".join(lines[first - 1:last]) for first, last in funcs)))
+        more = {_line(source, m.start()) for m in DEF.finditer(source) if m.group(1) in called - names}
+        if names:
+            calls = re.compile(r"\b(?:%s)[ \t]*\(" % "|".join(map(re.escape, sorted(names))))
+            more.update(_line(source, m.start()) for m in calls.finditer(source))
+        grown = sorted(set(kept) | more)
+        if grown == kept:
+            return kept
+        kept = grown
+    return None
+
+
+def _line(source: str, offset: int) -> int:
+    return source.count("\n", 0, offset) + 1
 
 
 def _inside(lines: list[int], spans: list[tuple[int, int]]) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Optional
 
-from . import api, names
+from . import api, names, summaries
 from .facts import TENSOR_TYPES, base_name, dotted, guard_key, pos_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -138,15 +138,42 @@ def _binding_kind(b, name: str, ctx: "Context", depth: int) -> Optional[str]:
             return ann
     if b.kind in ("assign", "annassign") and b.value is not None:
         return kind(b.value, ctx, b.pos, depth + 1)
+    if b.kind == "unpack":
+        return element_kind(b.value, b.index, ctx, b.pos, depth + 1)
     if b.kind == "for" and isinstance(b.node, (ast.For, ast.AsyncFor)):
         it = b.node.iter
         if (isinstance(b.node.target, ast.Name) and isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
                 and it.func.attr == "parameters"):
             return PARAM
         return _batch_kind(b.node, name, ctx)
-    if b.kind == "arg" and names.MODULE_NAME(name):
-        return MODULE
+    if b.kind == "arg":
+        passed = summaries.argument(b, ctx, kind, depth + 1)
+        if passed is not None:
+            return passed
+        if names.MODULE_NAME(name):
+            return MODULE
+        if _forward_input(b, ctx):
+            return LIKELY_TENSOR
     return None
+
+
+def _forward_input(b, ctx: "Context") -> bool:
+    """A parameter (not `self`, not *args / **kwargs) of `forward` of a class that subclasses a module."""
+    fn, cls = summaries.def_of(b, ctx), ctx.frame.cls
+    return (fn is not None and fn.name == "forward" and cls is not None and fn in cls.body
+            and b.node in fn.args.args[1:] + fn.args.kwonlyargs and _is_module_class(cls, ctx))
+
+
+def element_kind(value: ast.AST, index: int, ctx: "Context", pos, depth: int) -> Optional[str]:
+    """The kind of element `index` of `value` (`a, b = value`): of a tuple display, of a loader batch, or
+    of what a function of the file returns."""
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return kind(value.elts[index], ctx, pos, depth + 1) if index < len(value.elts) else None
+    if isinstance(value, ast.Call):
+        callee = summaries.callee(value, ctx, pos)
+        if callee is not None:
+            return summaries.returned(callee, ctx, index, kind, depth + 1)
+    return LIKELY_TENSOR if kind(value, ctx, pos, depth + 1) == BATCH else None
 
 
 def _batch_kind(loop, name: str, ctx: "Context") -> Optional[str]:
@@ -183,8 +210,13 @@ def _binding_attached(b, expr: ast.Name, ctx: "Context", pos, depth: int) -> boo
         return False
     if b.kind in ("assign", "annassign") and b.value is not None:
         return attached(b.value, ctx, b.pos, depth + 1)
+    if b.kind == "unpack" and isinstance(b.value, ast.Call):
+        callee = summaries.callee(b.value, ctx, b.pos)
+        return callee is not None and summaries.returned(callee, ctx, b.index, attached, depth + 1, any_path=True) is True
     if b.kind == "for":
         return _binding_kind(b, expr.id, ctx, depth) == PARAM
+    if b.kind == "arg":
+        return summaries.argument(b, ctx, attached, depth + 1) is True
     return False
 
 
@@ -203,6 +235,10 @@ def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]
         if q in ("collections.OrderedDict", "dict"):
             return CONTAINER
     func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+        got = summaries.returned(summaries.callee(call, ctx, pos), ctx, None, kind, depth + 1)
+        if got is not None:
+            return got
     if isinstance(func, ast.Attribute):
         method = func.attr
         if method == "state_dict":
@@ -227,6 +263,11 @@ def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]
     if isinstance(func, ast.Name):
         if kind(func, ctx, pos, depth + 1) == MODULE and not _only_named(func.id, ctx, pos):
             return TENSOR  # model(x)
+    callee = summaries.callee(call, ctx, pos)
+    if isinstance(callee, ast.ClassDef):
+        return MODULE if _is_module_class(callee, ctx) else None
+    if callee is not None:
+        return summaries.returned(callee, ctx, None, kind, depth + 1)
     return None
 
 
@@ -241,9 +282,20 @@ def self_attribute_kind(attr: str, ctx: "Context") -> Optional[str]:
     memo = ctx.facts.memo
     if key not in memo:
         memo[key] = None  # a cycle (self.a = self.b, self.b = self.a) stays unknown
-        kinds = {_free_kind(v, ctx) for v in _self_assignments(cls, ctx).get(attr, ())}
-        memo[key] = kinds.pop() if len(kinds) == 1 else None
+        values = _self_assignments(cls, ctx).get(attr, ())
+        own = [v for v in values if not _reads_self_attribute(v, attr)]
+        kinds = {_free_kind(v, ctx) for v in own}
+        held = kinds.pop() if len(kinds) == 1 else None
+        if held is not None and len(own) < len(values):  # self.k = self.k.expand(...): assume, then confirm
+            memo[key] = held
+            held = held if {_free_kind(v, ctx) for v in values} == {held} else None
+        memo[key] = held
     return memo[key]
+
+
+def _reads_self_attribute(value: ast.AST, attr: str) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.value, ast.Name)
+               and n.value.id == "self" for n in ast.walk(value))
 
 
 def _self_assignments(cls: ast.ClassDef, ctx: "Context") -> dict[str, list]:
@@ -274,6 +326,9 @@ def _free_kind(value: ast.AST, ctx: "Context") -> Optional[str]:
     made = _torch_call_kind(q)
     if made is not None:
         return made
+    callee = summaries.callee(value, ctx, ctx.pos)  # self.grid = self.make_grid(...)
+    if isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return summaries.returned(callee, ctx, None, kind, 1)
     if isinstance(value.func, ast.Attribute) and q is None:
         recv = _free_kind(value.func.value, ctx)
         if recv in TENSORISH:
@@ -383,6 +438,9 @@ def attached(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> bool:
         if any(k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True
                for k in expr.keywords):
             return True
+        callee = summaries.callee(expr, ctx, pos)
+        if isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return summaries.returned(callee, ctx, None, attached, depth + 1, any_path=True) is True
         q = ctx.facts.qualname(func)
         if q:
             if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):

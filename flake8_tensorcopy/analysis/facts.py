@@ -33,12 +33,13 @@ class Binding:
     name: str
     pos: Pos  # start of the binding statement
     end: Pos  # end of the binding statement
-    kind: str  # assign | annassign | aug | for | with | arg | import | del | other
+    kind: str  # assign | annassign | aug | unpack | for | with | arg | import | del | other
     value: Optional[ast.expr] = None  # the bound expression, for simple `name = value`
     annotation: Optional[ast.expr] = None
     node: Optional[ast.AST] = None  # the binding statement (or arg / loop)
     grad_off: bool = False  # bound under no_grad / inference_mode
     block: Optional[tuple[Pos, Pos]] = None  # the conditional body the binding sits in, if any
+    index: Optional[int] = None  # kind "unpack": the element of `value` this name takes (`a, b = f()`)
 
 
 @dataclass
@@ -124,7 +125,10 @@ class FileFacts:
         self.memo: dict = {}  # evidence answers per (question, expression, position, frame): each once
         self.nodes: list[tuple[ast.AST, Frame]] = []
         self.module_scope = Scope(tree, None)
+        self.module_frame = Frame(self.module_scope)
         self._wanted = wanted
+        self._frames: dict[int, Frame] = {}  # id(def) -> the frame inside it (its body's)
+        self._outer: dict[int, Frame] = {}  # id(def) -> the frame it is defined in, walked or not
         self._walk(tree)
 
     @functools.cached_property
@@ -170,13 +174,30 @@ class FileFacts:
     def _walk(self, tree: ast.Module) -> None:
         wanted = self._wanted
         record = self.nodes.append
-        stack: list[tuple[ast.AST, Frame]] = [(tree, Frame(self.module_scope))]
+        stack: list[tuple[ast.AST, Frame]] = [(tree, self.module_frame)]
         while stack:
             node, frame = stack.pop()
             if isinstance(node, wanted):
                 record((node, frame))
             children = self._children(node, frame)
             stack.extend(reversed(children))
+
+    def function_frame(self, node: ast.AST) -> Optional[Frame]:
+        """The frame inside def `node` (for summaries of what it returns and how it is called). A def the
+        walk skipped (no trigger text) is walked now, once, binding its names without giving rules its
+        nodes; None for a def in a class that was not walked."""
+        frame = self._frames.get(id(node))
+        if frame is None and id(node) in self._outer:
+            hot, self._hot = self._hot, None  # walk everything inside, record nothing
+            try:
+                stack = [(node, self._outer[id(node)])]
+                while stack:
+                    child, at = stack.pop()
+                    stack.extend(reversed(self._children(child, at)))
+            finally:
+                self._hot = hot
+            frame = self._frames.get(id(node))
+        return frame
 
     def _children(self, node: ast.AST, frame: Frame) -> list[tuple[ast.AST, Frame]]:
         visit = VISIT.get(type(node))
@@ -285,7 +306,11 @@ class FileFacts:
     def _function(self, node: ast.AST, frame: Frame) -> list[tuple[ast.AST, Frame]]:
         scope = frame.scope
         if not isinstance(node, ast.Lambda):
-            scope.bind(Binding(node.name, _pos(node), _end(node), "other", node=node))
+            if id(node) in self._frames:
+                return []  # walked on demand already
+            if id(node) not in self._outer:  # (bound already when walked on demand)
+                scope.bind(Binding(node.name, _pos(node), _end(node), "other", node=node))
+                self._outer[id(node)] = frame
             if self._cold(node):
                 return []
         inner_scope = Scope(node, scope)
@@ -298,6 +323,7 @@ class FileFacts:
             if a is not None:
                 inner_scope.bind(Binding(a.arg, _pos(node), _pos(node), "arg", annotation=a.annotation, node=a))
         inner = Frame(inner_scope, node, frame.cls, grad, (), frame.guards, frame.funcs + (node,))
+        self._frames[id(node)] = inner
         outer = [(d, frame) for d in decorators] + [(d, frame) for d in args.defaults + args.kw_defaults if d]
         outer += [(a.annotation, frame) for a in args.posonlyargs + args.args + args.kwonlyargs if a.annotation]
         body = node.body if isinstance(node.body, list) else [node.body]
@@ -324,6 +350,12 @@ class FileFacts:
                     else:
                         for name in _target_names(elt):
                             scope.bind(Binding(name, _pos(node), _end(node), "other", node=node))
+            elif isinstance(t, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in t.elts):
+                for i, elt in enumerate(t.elts):  # `emb, labels = extract(...)`: the element a function returns
+                    for name in _target_names(elt):
+                        index = i if isinstance(elt, ast.Name) else None
+                        scope.bind(Binding(name, _pos(node), _end(node), "unpack" if index is not None else "other",
+                                           value, None, node, off, frame.block, index))
             else:
                 for name in _target_names(t):
                     scope.bind(Binding(name, _pos(node), _end(node), "other", node=node))

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis import api
+from ..analysis import api, summaries
 from ..analysis.evidence import MAX_DEPTH, PARAM, TENSOR, annotation_kind, self_attribute_kind
 from ..context import type_tested, within
 from ..analysis.facts import dotted
@@ -94,7 +94,7 @@ def check(node: ast.Call, ctx):
         return
     if not _real_tensor(arg, ctx):
         return
-    fix = make_fix(node, arg, ctx)
+    fix = None if _from_callers(arg, ctx) else make_fix(node, arg, ctx)
     use = fix.edits[0].text if fix is not None and fix.safety is FixSafety.SAFE else _detached_clone(arg, ctx)
     yield ctx.finding(node, fix, call=call, arg=one_line(ctx.text(arg)), why=why, use=one_line(use))
 
@@ -108,21 +108,35 @@ def _real_tensor(arg: ast.expr, ctx) -> bool:
     return _built_tensor(arg, ctx, ctx.pos, 0)
 
 
-def _built_tensor(expr, ctx, pos, depth) -> bool:
+def _from_callers(arg: ast.expr, ctx) -> bool:
+    """Only the file's call sites say `arg` is a tensor: a caller elsewhere may pass a list."""
+    return not _built_here(arg, ctx, ctx.pos, 0)
+
+
+def _built_tensor(expr, ctx, pos, depth, callers=True) -> bool:
     """Real evidence only: the value comes from a torch factory or function (through names, methods,
-    indexing and arithmetic). Method names alone, parameter annotations and `.weight` are not enough."""
+    indexing, arithmetic and the file's own functions; with `callers`, also a parameter that every call
+    site in the file passes such a value). Method names alone, parameter annotations and `.weight` are
+    not enough."""
     if depth > MAX_DEPTH:
         return False
+    ask = _built if callers else _built_here
     if isinstance(expr, ast.Name):
         if _bound_in_other_branch(expr.id, ctx, pos):
             return False
         b = ctx.frame.scope.binding_before(expr.id, pos)
+        if b is not None and b.kind == "arg" and callers:
+            return summaries.argument(b, ctx, ask, depth + 1, any_site=True) is True
+        if b is not None and b.kind == "unpack" and isinstance(b.value, ast.Call):
+            return summaries.returned(summaries.callee(b.value, ctx, b.pos), ctx, b.index, ask, depth + 1) is True
         if b is None or b.kind not in ("assign", "annassign"):
             return False
         if b.annotation is not None and annotation_kind(b.annotation, ctx) in (TENSOR, PARAM):
             return True
-        return b.value is not None and _built_tensor(b.value, ctx, b.pos, depth + 1)
+        return b.value is not None and _built_tensor(b.value, ctx, b.pos, depth + 1, callers)
     if isinstance(expr, ast.Call):
+        if summaries.returned(summaries.callee(expr, ctx, pos), ctx, None, ask, depth + 1):
+            return True  # a function of the file that returns one
         q = ctx.qualname(expr.func)
         if q:
             op = api.function(q)
@@ -131,19 +145,28 @@ def _built_tensor(expr, ctx, pos, depth) -> bool:
             op = api.method(expr.func.attr)
             if op is None or not op.gives_tensor:
                 return False  # x.storage_offset(), x.tolist(), arr.copy(): not a tensor
-            return _built_tensor(expr.func.value, ctx, pos, depth + 1)
+            return _built_tensor(expr.func.value, ctx, pos, depth + 1, callers)
         return False
     if isinstance(expr, ast.Attribute) and expr.attr in ("data", "grad", "T", "mT"):
-        return _built_tensor(expr.value, ctx, pos, depth + 1)
+        return _built_tensor(expr.value, ctx, pos, depth + 1, callers)
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
         return self_attribute_kind(expr.attr, ctx) in (TENSOR, PARAM)  # the class builds it with torch
     if isinstance(expr, ast.Subscript):
-        return _built_tensor(expr.value, ctx, pos, depth + 1)
+        return _built_tensor(expr.value, ctx, pos, depth + 1, callers)
     if isinstance(expr, ast.BinOp):
-        return _built_tensor(expr.left, ctx, pos, depth + 1) or _built_tensor(expr.right, ctx, pos, depth + 1)
+        return (_built_tensor(expr.left, ctx, pos, depth + 1, callers)
+                or _built_tensor(expr.right, ctx, pos, depth + 1, callers))
     if isinstance(expr, ast.UnaryOp):
-        return _built_tensor(expr.operand, ctx, pos, depth + 1)
+        return _built_tensor(expr.operand, ctx, pos, depth + 1, callers)
     return False
+
+
+def _built(expr, ctx, pos, depth) -> bool:
+    return _built_tensor(expr, ctx, pos, depth)
+
+
+def _built_here(expr, ctx, pos, depth) -> bool:
+    return _built_tensor(expr, ctx, pos, depth, callers=False)
 
 
 def _bound_in_other_branch(name: str, ctx, pos) -> bool:

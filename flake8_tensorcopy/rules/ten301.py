@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis import names
+from ..analysis import names, summaries
 from ..analysis.evidence import MODULE
 from ..analysis.facts import base_name, dotted, end_of, pos_of
 from ..model import FixSafety
@@ -147,6 +147,8 @@ def _snapshot(value, ctx):
     call = _state_dict_call(value, ctx)
     if call is not None:
         return call, "the module's state_dict()"
+    if _returns_state_dict(value, ctx):
+        return value, f"the state_dict() that {ctx.text(value.func)}() returns"
     if isinstance(value, ast.Call):
         q = ctx.qualname(value.func) or (value.func.id if isinstance(value.func, ast.Name) else None)
         if q in SHALLOW_CALLS and len(value.args) == 1 and not value.keywords:
@@ -169,6 +171,16 @@ def _snapshot(value, ctx):
                 where = " on a CPU model" if device_moves else ""
                 return inner, f"entries of {ctx.text(inner)} that are not copies{where}"
     return None
+
+
+def _returns_state_dict(value, ctx) -> bool:
+    """`self.get_state()` where that method of the class returns `self...state_dict()` on every path."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+        return False
+    fn = summaries.callee(value, ctx, ctx.pos)
+    returns = summaries.returns(fn)
+    return bool(returns) and all(r.value is not None and base_name(r.value) == "self"
+                                 and _state_dict_call(r.value, ctx) is not None for r in returns)
 
 
 def _state_dict_source(expr, ctx):

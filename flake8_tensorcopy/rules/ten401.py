@@ -192,7 +192,7 @@ def _assigned(loop, ctx):
 
 
 def _per_loop(ctx, loop, question: str, answer):
-    """A fact about a loop, computed once per file (every accumulation in the loop asks it)."""
+    """A fact about a loop (or function), computed once per file (every accumulation in it asks)."""
     key = ("ten401", question, id(loop))
     if key not in ctx.facts.memo:
         ctx.facts.memo[key] = answer(loop, ctx)
@@ -292,8 +292,8 @@ def _used_as_tensor(key: str, ctx) -> bool:
     """Some code of the function calls a tensor method on the accumulator (`epoch_loss.item()`): a float
     would break it, so the fix keeps a tensor (`.detach()`)."""
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    return any(isinstance(n, ast.Attribute) and dotted(n.value) == key and api.method(n.attr) is not None
-               for n in ast.walk(body))
+    return key in _per_loop(ctx, body, "tensor-method receivers", lambda body, _: {
+        dotted(n.value) for n in ast.walk(body) if isinstance(n, ast.Attribute) and api.method(n.attr) is not None})
 
 
 def _number_literal(value) -> bool:
@@ -303,10 +303,11 @@ def _number_literal(value) -> bool:
 
 def _flows_into_loss(key: str, loop, ctx) -> bool:
     """The accumulator is backpropagated (through any names built from it), or it is returned
-    from a loop that does not call backward() itself (a loss assembled over several pieces)."""
+    from a loop that neither calls backward() nor steps an optimizer itself (a loss assembled over
+    several pieces; a loop that steps has had its backward, in a helper such as `training_step`)."""
     if key in _loss_keys(ctx):
         return True
-    if _calls_backward(loop, ctx):
+    if _calls_backward(loop, ctx) or _steps_optimizer(loop, ctx):
         return False
     func = ctx.frame.func
     body = func if func is not None else ctx.facts.tree
@@ -360,6 +361,12 @@ def _keys_in(expr) -> set:
             if d:
                 keys.add(d)
     return keys
+
+
+def _steps_optimizer(loop, ctx) -> bool:
+    return _per_loop(ctx, loop, "steps", lambda loop, _: any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "step"
+        and names.OPTIMIZER_NAME(_receiver_name(n.func.value)) for n in ast.walk(loop)))
 
 
 def _calls_backward(loop, ctx) -> bool:

@@ -1,0 +1,231 @@
+"""Summaries of the file's own functions: what a def returns (each element of a returned tuple too) and
+what its callers in the file pass for a parameter. The evidence asks these when a value comes from a
+call of a def of the file (`emb, labels = extract(model, loader)`, `self.get_state()`) or is a parameter
+(`def quick_fit(features): torch.tensor(features)` called with tensors).
+
+Each summary is one question (`kind` or `attached`, passed in as `ask`) put to every return statement
+in the def's own frame, or to every call site's argument in its caller's frame; the answer is the one
+they all agree on, else unknown. Answers are memoised per file, so summaries cost one evaluation each.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import re
+from typing import Callable, Optional
+
+DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+UNKNOWN = object()  # a return or call site with no answer
+
+
+def callee(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
+    """The def or class of this file that `call` calls: a name bound once by a `def` / `class` (here or
+    in an enclosing scope), or `self.name` / `cls.name` for a method of the enclosing class."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        scope = ctx.frame.scope
+        found = scope.reaching(func.id, pos) or [scope.binding_before(func.id, pos)]
+        if len(found) == 1 and found[0] is not None and found[0].kind == "other":
+            node = found[0].node
+            if isinstance(node, DEFS + (ast.ClassDef,)):
+                return node
+        return None
+    if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
+            and ctx.frame.cls is not None):
+        return method(ctx.frame.cls, func.attr)
+    return None
+
+
+def method(cls: ast.ClassDef, name: str) -> Optional[ast.AST]:
+    """The last plain def `name` in the class body (not a property: that is not called)."""
+    for node in reversed(cls.body):
+        if isinstance(node, DEFS) and node.name == name:
+            decorators = {getattr(d, "id", getattr(d, "attr", None)) for d in node.decorator_list}
+            return None if decorators & {"property", "setter", "cached_property"} else node
+    return None
+
+
+def returned(fn: ast.AST, ctx, index: Optional[int], ask: Callable, depth: int, any_path: bool = False):
+    """`ask` (kind / attached) of what `fn` returns, or of element `index` of the tuple it returns, when
+    every return statement agrees; None when they do not, or for a generator or an unreturning def.
+    With `any_path`, True when some return statement's answer is True (a graph kept on one path is kept)."""
+    if not isinstance(fn, DEFS):
+        return None
+    key = ("returned", id(fn), index, id(ask), any_path)
+    memo = ctx.facts.memo
+    if key not in memo:
+        memo[key] = None  # recursion answers unknown
+        memo[key] = _returned(fn, ctx, index, ask, depth, any_path)
+    return memo[key]
+
+
+def _returned(fn, ctx, index, ask, depth, any_path):
+    returns, generator = _returns(fn)
+    frame = ctx.facts.function_frame(fn) if returns and not generator else None
+    if frame is None or isinstance(fn, ast.AsyncFunctionDef):
+        return None
+    answers = set()
+    for r in returns:
+        value = r.value
+        inner = _at(ctx, frame, r)
+        if value is None:
+            answers.add(UNKNOWN)
+        elif index is None:
+            answers.add(ask(value, inner, inner.pos, depth))
+        elif isinstance(value, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in value.elts):
+            answers.add(ask(value.elts[index], inner, inner.pos, depth) if index < len(value.elts) else UNKNOWN)
+        elif isinstance(value, ast.Call) and callee(value, inner, inner.pos) is not None:
+            answers.add(returned(callee(value, inner, inner.pos), inner, index, ask, depth + 1, any_path))
+        else:
+            answers.add(UNKNOWN)
+        if any_path:
+            if True in answers:
+                return True
+            answers.clear()
+        elif len(answers) > 1:
+            return None
+    if any_path:
+        return None
+    answer = answers.pop()
+    return None if answer is UNKNOWN else answer
+
+
+def returns(fn: Optional[ast.AST]) -> list[ast.Return]:
+    """The return statements of a plain def (not a generator); [] for anything else."""
+    if not isinstance(fn, ast.FunctionDef):
+        return []
+    found, generator = _returns(fn)
+    return [] if generator else found
+
+
+def _returns(fn: ast.AST) -> tuple[list[ast.Return], bool]:
+    """The return statements of `fn` itself (not of defs inside it), and whether it yields."""
+    found, generator = [], False
+    stack = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            found.append(node)
+        elif isinstance(node, (ast.Yield, ast.YieldFrom)):
+            generator = True
+        if not isinstance(node, SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
+    return found, generator
+
+
+def argument(b, ctx, ask: Callable, depth: int, any_site: bool = False):
+    """`ask` of parameter `b` (an "arg" binding) from what every call site of its def in the file passes;
+    None when a site passes something else or nothing, unpacks arguments, or the def escapes (is used
+    other than by calling it: a callback, a decorator's target). With `any_site`, True when some call
+    site's answer is True (a hazard on one path is a hazard), else None; still None when the def
+    escapes (a callback's other callers pass what they like)."""
+    fn = def_of(b, ctx)
+    if fn is None or fn.decorator_list:
+        return None
+    key = ("argument", id(b.node), id(ask), any_site)
+    memo = ctx.facts.memo
+    if key not in memo:
+        memo[key] = None
+        memo[key] = _argument(fn, b.node.arg, ctx, ask, depth, any_site)
+    return memo[key]
+
+
+def def_of(b, ctx) -> Optional[ast.AST]:
+    """The def whose parameter `b` is."""
+    scope = ctx.frame.scope
+    while scope is not None:
+        if b in scope.bindings.get(b.name, ()):
+            return scope.node if isinstance(scope.node, DEFS) else None
+        scope = scope.parent
+    return None
+
+
+def _argument(fn, param: str, ctx, ask, depth, any_site):
+    sites = call_sites(fn, ctx)
+    if not sites:
+        return None
+    answers = set()
+    for call, frame in sites:
+        inner = _at(ctx, frame, call)
+        if callee(call, inner, inner.pos) is not fn:
+            if any_site:
+                continue
+            return None  # the name means something else there
+        value = _passed(fn, param, call)
+        answers.add(UNKNOWN if value is None else ask(value, inner, inner.pos, depth))
+        if any_site:
+            if True in answers:
+                return True
+            answers.clear()
+        elif len(answers) > 1:
+            return None
+    if any_site:
+        return None
+    answer = answers.pop()
+    return None if answer is UNKNOWN else answer
+
+
+def _passed(fn, param: str, call: ast.Call) -> Optional[ast.expr]:
+    """The expression `call` passes for `param` of `fn`, if it says plainly."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    for k in call.keywords:
+        if k.arg == param:
+            return k.value
+    positional = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    if isinstance(call.func, ast.Attribute):  # self.m(x): x is the second parameter
+        positional = positional[1:]
+    if param in positional and positional.index(param) < len(call.args):
+        return call.args[positional.index(param)]
+    return None
+
+
+def call_sites(fn: ast.AST, ctx) -> list:
+    """(call, frame of the caller) for each call of `fn`'s name in the file; [] when the name is used
+    other than by calling it. Found from one walk of the file per name, after a text search."""
+    facts = ctx.facts
+    key = ("call-sites", id(fn))
+    if key in facts.memo:
+        return facts.memo[key]
+    facts.memo[key] = []
+    name = fn.name
+    if len(re.findall(r"\b%s\b" % re.escape(name), facts.source)) < 2:
+        return []  # its def is the only mention
+    sites, escaped = [], False
+    module = facts.module_frame
+    stack = [(n, None) for n in facts.tree.body]
+    while stack:
+        node, owner = stack.pop()
+        if isinstance(node, ast.Call) and _names(node.func, name):
+            if owner is not fn:
+                frame = module if owner is None else facts.function_frame(owner)
+                if frame is None:
+                    escaped = True
+                else:
+                    sites.append((node, frame))
+            stack.extend((c, owner) for c in node.args + [k.value for k in node.keywords])
+            if isinstance(node.func, ast.Attribute):
+                stack.append((node.func.value, owner))
+            continue
+        if _names(node, name) and not isinstance(getattr(node, "ctx", None), ast.Store):
+            escaped = True  # passed on, stored, decorated: other callers
+        inner = node if isinstance(node, DEFS) else owner
+        stack.extend((c, inner) for c in ast.iter_child_nodes(node))
+    facts.memo[key] = [] if escaped else sites
+    return facts.memo[key]
+
+
+def _names(node: ast.AST, name: str) -> bool:
+    """`name` or `self.name` / `cls.name`."""
+    if isinstance(node, ast.Name):
+        return node.id == name
+    return (isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls"))
+
+
+def _at(ctx, frame, node: ast.AST):
+    """The rule's context moved to `node` in `frame`."""
+    inner = copy.copy(ctx)
+    inner.frame, inner.node, inner.pos = frame, node, (node.lineno, node.col_offset)
+    return inner

@@ -1,0 +1,261 @@
+"""Summaries of the file's own functions: what a def returns, what its callers pass, and the partial
+parse keeping the defs those summaries read (so flake8 and `check` agree with a whole-file analysis)."""
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from flake8_tensorcopy import engine
+from flake8_tensorcopy.rules import BY_CODE
+
+
+def codes(source: str, *extra: str) -> list[tuple[int, str]]:
+    rules = [r for r in engine.RULES if r.default_on or r.code in extra]
+    result = engine.analyse(textwrap.dedent(source), "t.py", rules)
+    assert result.errors == []
+    return [(f.line, f.code) for f in result.findings]
+
+
+def whole_file(source: str) -> list[tuple[int, str]]:
+    source = textwrap.dedent(source)
+    result = engine.analyse(source, "t.py", [r for r in engine.RULES if r.default_on], tree=ast.parse(source))
+    return [(f.line, f.code) for f in result.findings]
+
+
+HELPER_RETURNS_TENSOR = """
+    import torch
+
+
+    def make_kernel(n):
+        return torch.ones(n, n)
+
+
+    def unrelated():
+        return 1
+
+
+    def apply(x):
+        kernel = make_kernel(3)
+        kernel.to(x.device)
+        return x
+"""
+
+
+def test_a_helper_of_the_file_returns_a_tensor():
+    assert codes(HELPER_RETURNS_TENSOR) == [(15, "TEN104")]
+
+
+def test_the_partial_parse_keeps_the_helper_a_hot_function_calls():
+    assert codes(HELPER_RETURNS_TENSOR) == whole_file(HELPER_RETURNS_TENSOR)
+
+
+def test_each_element_of_a_returned_tuple():
+    source = """
+        import torch
+
+
+        def extract(model, loader):
+            return torch.zeros(3), [1, 2]
+
+
+        def run(model, loader):
+            emb, labels = extract(model, loader)
+            emb.to("cuda")
+            labels.to("cuda")
+    """
+    assert codes(source) == [(11, "TEN104")]  # labels is a list: its .to() is not torch's
+
+
+@pytest.mark.parametrize("returns", ["return None", "yield torch.zeros(3)", "return torch.zeros(3).tolist()"])
+def test_a_def_that_may_return_something_else_says_nothing(returns):
+    source = f"""
+        import torch
+
+
+        def make(flag):
+            if flag:
+                return torch.zeros(3)
+            {returns}
+
+
+        def apply(x):
+            kernel = make(True)
+            kernel.to(x.device)
+    """
+    assert codes(source) == []
+
+
+def test_recursion_ends_unknown():
+    source = """
+        import torch
+
+
+        def a(n):
+            return b(n)
+
+
+        def b(n):
+            return a(n)
+
+
+        def apply(x):
+            k = a(1)
+            k.to(x.device)
+    """
+    assert codes(source) == []
+
+
+CALLERS_PASS_TENSORS = """
+    import torch
+
+
+    def quick_fit(features, labels):
+        features = torch.tensor(features, dtype=torch.float32)
+        return features, labels
+
+
+    def fit(model, frame):
+        x = torch.from_numpy(frame.values)
+        quick_fit(x, [1, 2])
+"""
+
+
+def test_a_parameter_some_caller_passes_a_tensor_is_reported_without_a_fix():
+    result = engine.analyse(textwrap.dedent(CALLERS_PASS_TENSORS), "t.py")
+    assert [(f.line, f.code) for f in result.findings] == [(6, "TEN204")]
+    assert result.findings[0].fix is None  # a caller elsewhere may pass a list: .detach() would break it
+
+
+def test_callers_in_cold_defs_count_in_the_partial_parse():
+    assert codes(CALLERS_PASS_TENSORS) == whole_file(CALLERS_PASS_TENSORS) == [(6, "TEN204")]
+
+
+def test_a_parameter_no_caller_passes_a_tensor_is_quiet():
+    assert codes(CALLERS_PASS_TENSORS.replace("quick_fit(x,", "quick_fit([0.5],")) == []
+
+
+def test_a_method_that_returns_the_state_dict():
+    source = """
+        import torch
+
+
+        class Runner:
+            def __init__(self):
+                self.network = torch.nn.Linear(2, 2)
+
+            def get_state(self):
+                return self.network.state_dict()
+
+            def run(self, optimizer, batches):
+                start = self.get_state()
+                for x in batches:
+                    self.network(x).sum().backward()
+                    optimizer.step()
+                self.network.load_state_dict(start)
+    """
+    assert (13, "TEN301") in codes(source)
+
+
+def test_the_training_step_returns_an_attached_loss():
+    source = """
+        import torch
+
+
+        class Trainer:
+            def training_step(self, model, batch):
+                loss = model(batch).sum()
+                loss.backward()
+                return loss
+
+            def train(self, model, loader, optimizer):
+                total = 0.0
+                for batch in loader:
+                    total += self.training_step(model, batch)
+                    optimizer.step()
+                return total
+    """
+    assert (14, "TEN401") in codes(source)
+
+
+def test_summaries_cost_one_evaluation_per_def(monkeypatch):
+    """n helpers each called once: the summaries are asked once per def, not once per caller chain."""
+    from flake8_tensorcopy.analysis import summaries
+
+    def program(n):
+        helpers = "".join(f"def h{i}(x):\n    return h{i - 1}(x)\n\n" for i in range(1, n))
+        return ("import torch\n\ndef h0(x):\n    return torch.zeros(3)\n\n" + helpers
+                + f"def apply(x):\n    k = h{n - 1}(1)\n    k.to(x.device)\n")
+
+    calls = [0]
+    real = summaries._returned
+
+    def counted(*args):
+        calls[0] += 1
+        return real(*args)
+
+    monkeypatch.setattr(summaries, "_returned", counted)
+    rules = [BY_CODE["TEN104"]]
+    small = engine.analyse(program(20), "t.py", rules, tree=ast.parse(program(20)))
+    small_calls, calls[0] = calls[0], 0
+    large = engine.analyse(program(80), "t.py", rules, tree=ast.parse(program(80)))
+    assert [f.code for f in small.findings] == [f.code for f in large.findings] == ["TEN104"]
+    assert calls[0] <= small_calls * 4 * 1.5
+
+
+def test_a_class_attribute_set_from_a_method_and_rebound_from_itself():
+    source = """
+        import torch
+
+
+        class SSIM:
+            def __init__(self):
+                self.kernel = self._gaussian_kernel(3)
+
+            def _gaussian_kernel(self, n):
+                return torch.ones(n, n) / n
+
+            def update(self, y_pred):
+                self.kernel = self.kernel.expand(3, 1, -1, -1)
+                if y_pred.device is not self.kernel.device:
+                    self.kernel.to(device=y_pred.device)
+    """
+    assert codes(source) == [(15, "TEN104")]
+
+
+@pytest.mark.parametrize("base, found", [("torch.nn.Module", [(7, "TEN104")]), ("object", [])])
+def test_the_inputs_of_a_module_forward(base, found):
+    source = f"""
+        import torch
+
+
+        class Net({base}):
+            def forward(self, input):
+                input.cuda()
+                return input
+    """
+    assert codes(source) == found
+
+
+def test_a_def_passed_as_a_callback_has_callers_the_file_cannot_see():
+    source = CALLERS_PASS_TENSORS + "        optimize(func=quick_fit)\n"
+    assert codes(CALLERS_PASS_TENSORS) == [(6, "TEN204")]
+    assert codes(source) == []
+
+
+def test_a_conversion_after_an_early_return_for_tensors_is_intended():
+    source = """
+        import torch
+
+
+        def to_torch(x_in, device):
+            if torch.is_tensor(x_in):
+                return x_in.to(device)
+            return torch.tensor(x_in, device=device)
+
+
+        def run(obs):
+            return to_torch(torch.zeros(3), "cpu")
+    """
+    assert codes(source) == []

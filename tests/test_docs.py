@@ -40,7 +40,8 @@ def test_example_is_flagged_and_use_instead_is_not(rule):
 
 
 def test_code_blocks_reads_only_its_section():
-    doc = "Summary.\n\n## Example\n```python\na = 1\n```\ntext\n```python\nb = 2\n```\n\n## Use instead\n```python\nc\n```\n"
+    doc = ("Summary.\n\n## Example\n```python\na = 1\n```\ntext\n```python\nb = 2\n```\n\n"
+           "## Use instead\n```python\nc\n```\n")
     assert code_blocks(doc, "Example") == ["a = 1\n", "b = 2\n"]
     assert code_blocks(doc, "Use instead") == ["c\n"]
     assert code_blocks(doc, "Fix safety") == []

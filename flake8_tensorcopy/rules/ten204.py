@@ -163,9 +163,6 @@ def _bound_in_other_branch(name: str, ctx, pos) -> bool:
     return False
 
 
-
-
-
 def _detached_clone(arg, ctx) -> str:
     return f"{as_receiver(ctx.text(arg), arg)}.detach().clone()"
 

@@ -376,4 +376,3 @@ def _calls_backward(loop, ctx) -> bool:
     return _per_loop(ctx, loop, "backward", lambda loop, _: any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
         for n in ast.walk(loop)))
-

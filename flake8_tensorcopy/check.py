@@ -207,8 +207,8 @@ def summary(files: int, items: Sequence[Item], errors: Sequence, seconds: float)
     per_code = f" ({', '.join(f'{c}: {n}' for c, n in sorted(counts.items()))})" if counts else ""
     errs = f", {len(errors)} error{'s' * (len(errors) != 1)}" if errors else ""
     fixes = Counter(i.fix for i in items if i.fix)
-    fixable = (f"; [*] {fixes['safe']} fixable with `fix`" + (f", {fixes['unsafe']} more with `fix --unsafe-fixes`"
-                                                             if fixes["unsafe"] else "")) if fixes else ""
+    more = f", {fixes['unsafe']} more with `fix --unsafe-fixes`" if fixes["unsafe"] else ""
+    fixable = f"; [*] {fixes['safe']} fixable with `fix`{more}" if fixes else ""
     return (f"flake8-tensorcopy: {files} file{'s' * (files != 1)} checked, {len(items)} "
             f"finding{'s' * (len(items) != 1)}{per_code}{errs} in {seconds:.2f}s{fixable}")
 

@@ -72,9 +72,7 @@ def type_tested(key: str, ctx: Context) -> bool:
     the code is written for values of several kinds."""
     root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
     tests = [n.test for n in ast.walk(root) if isinstance(n, (ast.If, ast.IfExp))
-             and (any(b and within(b, ctx.pos) for b in ([n.body, n.orelse] if isinstance(n, ast.If)
-                                                         else [[n.body], [n.orelse]]))
-                  or _early_exit(n, ctx.pos))]
+             and (any(b and within(b, ctx.pos) for b in _branches(n)) or _early_exit(n, ctx.pos))]
     flags = {t.id for test in tests for t in ast.walk(test) if isinstance(t, ast.Name)}
     for n in ast.walk(root):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
@@ -84,6 +82,11 @@ def type_tested(key: str, ctx: Context) -> bool:
                and (n.func.id if isinstance(n.func, ast.Name) else n.func.attr) in TYPE_TESTS
                and dotted(n.args[0]) == key
                for test in tests for n in ast.walk(test))
+
+
+def _branches(node) -> list[list]:
+    """The statement lists of an `if`, or the one-expression branches of a conditional expression."""
+    return [node.body, node.orelse] if isinstance(node, ast.If) else [[node.body], [node.orelse]]
 
 
 def _early_exit(node: ast.AST, pos) -> bool:

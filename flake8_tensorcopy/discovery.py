@@ -73,8 +73,9 @@ def compile_patterns(lines: Iterable[str], base: str) -> list[Pattern]:
 
 NEVER = re.compile(r"(?!)")
 POSIX_CLASSES = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
-                 "space": r" \t\n\r\f\v", "xdigit": "0-9A-Fa-f", "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
-                 "blank": r" \t", "cntrl": r"\x00-\x1f\x7f", "print": r"\x20-\x7e", "graph": r"\x21-\x7e"}
+                 "space": r" \t\n\r\f\v", "xdigit": "0-9A-Fa-f",
+                 "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"), "blank": r" \t", "cntrl": r"\x00-\x1f\x7f",
+                 "print": r"\x20-\x7e", "graph": r"\x21-\x7e"}
 
 
 def _bracket_end(pattern: str, i: int):

@@ -1,6 +1,7 @@
 """Rule documentation rendered from the rules themselves: doc pages and the README's rule table."""
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from .model import FixSafety, RuleSpec
@@ -19,8 +20,14 @@ def rule_page(rule: RuleSpec) -> str:
         f"`{rule.name}` · {status} · {fix}\n\n"
         f"Message: `{rule.code} {rule.message}`\n\n"
         f"{body.strip()}\n\n"
-        f"## Claim (checked against real torch by tests/claims/test_{rule.code.lower()}.py)\n{rule.claim}\n"
+        f"## Claim (checked against real torch by fixtures/{rule.code}/claim.py)\n{rule.claim}\n"
     )
+
+
+def code_blocks(doc: str, heading: str) -> list[str]:
+    """The ```python blocks of the docstring's `## heading` section, in order."""
+    section = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", doc, re.M | re.S)
+    return re.findall(r"^```python\n(.*?)^```", section.group(1), re.M | re.S) if section else []
 
 
 def rule_table(rules: Sequence[RuleSpec]) -> str:

@@ -211,4 +211,3 @@ def _self_overlap(spans: list) -> bool:
 
 def _first(edits: Sequence[Edit]) -> tuple:
     return min((e.start, e.end) for e in edits)
-

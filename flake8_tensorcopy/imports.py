@@ -158,7 +158,8 @@ def _is_future(stmt) -> bool:
 
 
 def _is_import(stmt) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+    return (isinstance(stmt, cst.SimpleStatementLine)
+            and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body))
 
 
 def _dotted(name: str):

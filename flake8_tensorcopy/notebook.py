@@ -4,7 +4,8 @@
 engine sees names bound in one cell and used in another. IPython syntax is neutralised line for line, so
 line numbers never shift: `%magic` / `!shell` / `obj?` lines become `pass` at the same indentation,
 `x = !cmd` becomes `x = None`, and a cell whose `%%cell_magic` runs another language becomes blank
-lines; a comment line (BOUNDARY) separates two cells, so fixes map back to their own cell. `Notebook.locate(line)` maps a program line to (cell number, line in cell); cell numbers are
+lines; a comment line (BOUNDARY) separates two cells, so fixes map back to their own cell.
+`Notebook.locate(line)` maps a program line to (cell number, line in cell); cell numbers are
 1-based positions among all the notebook's cells, markdown included, so `cell 3` is the third cell on
 screen. `Notebook.with_program(fixed)` writes a changed program back into the code cells, keeping the
 IPython lines, the outputs, and the file's JSON layout (indent, key order, escaping, final newline).

@@ -48,8 +48,8 @@ OVERLAY_METHODS = {
 }
 # Callables that are classes, not functions, but build tensors: the legacy constructors and Variable.
 LEGACY_CONSTRUCTORS = sorted({f"torch.{n}" for n in dir(torch) if n.endswith("Tensor") and n[0].isupper()
-                              and callable(getattr(torch, n))} | {"torch.autograd.Variable",
-                                                                   "torch.autograd.variable.Variable"})
+                              and callable(getattr(torch, n))}
+                             | {"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 # Module methods that return the module but cannot be probed without a device or an argument.
 OVERLAY_MODULE_SELF = {"cuda", "xpu", "ipu", "mtia", "apply", "type", "to_empty"}
 OVERLAY_FUNCTIONS = {
@@ -70,8 +70,8 @@ def kind_of(annotation: str) -> str:
         return join({kind_of(p) for p in parts if p})
     if a in ("Tensor", "Self", "Parameter"):
         return "tensor"
-    if a.startswith("return_types.") or any(a.startswith(p) for p in ("tuple[Tensor", "Tuple[Tensor", "list[Tensor",
-                                                                       "List[Tensor", "Sequence[Tensor")):
+    if a.startswith("return_types.") or a.startswith(("tuple[Tensor", "Tuple[Tensor", "list[Tensor", "List[Tensor",
+                                                      "Sequence[Tensor")):
         return "tensors"
     simple = {"_int": "int", "int": "int", "SymInt": "int", "_bool": "bool", "bool": "bool", "_float": "float",
               "float": "float", "Number": "number", "_complex": "number", "None": "none", "str": "str"}
@@ -170,7 +170,8 @@ def probe(call) -> str:
     seen = set()
     other = torch.full((3, 3), 2.0, dtype=torch.float64)
     index = torch.tensor([0, 1])
-    patterns = [lambda x: (x,), lambda x: (x, 0), lambda x: (x, 1), lambda x: (x, other), lambda x: (x, 0, 1), lambda x: (x, 0, 1, 1),
+    patterns = [lambda x: (x,), lambda x: (x, 0), lambda x: (x, 1), lambda x: (x, other), lambda x: (x, 0, 1),
+                lambda x: (x, 0, 1, 1),
                 lambda x: (x, other, other), lambda x: ([x, other],), lambda x: (x, [0, 1]), lambda x: (x, (3, 3)),
                 lambda x: (x, 9), lambda x: (x, torch.float32), lambda x: (x, other > 2, 0.0),
                 lambda x: (x, other > 2), lambda x: (x, 0, index), lambda x: (x, 0, index.reshape(2, 1)),
@@ -294,7 +295,8 @@ def render() -> str:
             f'{torch.__version__.split("+")[0]}: do not edit.',
             "",
             "An entry is (returns, alias, mutates, grad): returns is 'tensor', 'tensors', 'tensor|tensors', 'int',",
-            "'float', 'bool', 'number', 'none', 'str', 'ndarray', 'mixed' or 'other'; alias is 'view' (always shares the input's",
+            "'float', 'bool', 'number', 'none', 'str', 'ndarray', 'mixed' or 'other'; alias is 'view' "
+            "(always shares the input's",
             "storage), 'alias' (may be the input itself or a view), 'self' (in place, returns the receiver) or",
             "'fresh'; mutates is True when the call writes its receiver; grad is 'keeps' when the result of an",
             "attached input is attached, 'drops' when it never is, '' when no probe ran.",
@@ -314,9 +316,8 @@ def render() -> str:
                                                   (torch.optim.lr_scheduler.LRScheduler, "torch.optim.lr_scheduler"))]
     rows += ["})", "", "# Module methods that convert the module in place and return it (`model.to(device)`).",
              "MODULE_SELF_METHODS = frozenset({"]
-    rows += [f"    {name!r}," for name in sorted({n for n in dir(torch.nn.Module)
-                                                   if not n.startswith("_") and module_returns_self(n)}
-                                                  | OVERLAY_MODULE_SELF)]
+    probed = {n for n in dir(torch.nn.Module) if not n.startswith("_") and module_returns_self(n)}
+    rows += [f"    {name!r}," for name in sorted(probed | OVERLAY_MODULE_SELF)]
     rows += ["})", ""]
     return "\n".join(rows)
 

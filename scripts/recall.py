@@ -282,7 +282,8 @@ def write_report(cases: list[Case], tiers: dict[int, Scored], floor: float) -> s
                 f"{total['found']} of {total['bugs']} bugs found (recall {_pct(total['recall'])}), "
                 f"{total['flagged']} of {total['benign']} look-alikes flagged (precision {_pct(total['precision'])}), "
                 f"{len(scored.unlabelled)} findings without a label.", "",
-                "| code | bugs | found | recall | look-alikes | flagged | precision |", "|---|---:|---:|---:|---:|---:|---:|"]
+                "| code | bugs | found | recall | look-alikes | flagged | precision |",
+                "|---|---:|---:|---:|---:|---:|---:|"]
         for code in codes:
             f = figures(scored, code)
             out.append(f"| {code} | {f['bugs']} | {f['found']} | {_pct(f['recall'])} | {f['benign']} | {f['flagged']} "

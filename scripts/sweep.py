@@ -95,7 +95,8 @@ def main() -> int:
         print(f"partial-parse mismatches: {len(mismatches)}")
         for path, _, _, _, detail in mismatches:
             print(f"  {path}\n{detail}")
-    print(f"time: {elapsed:.1f} s with {args.jobs} processes ({'pre-filter on' if args.prefilter else 'every file walked'})")
+    walked = "pre-filter on" if args.prefilter else "every file walked"
+    print(f"time: {elapsed:.1f} s with {args.jobs} processes ({walked})")
     return 1 if crashes or mismatches else 0
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BAD = (ROOT / "fixtures" / "TEN101" / "bad.py").read_text()
-DEEPCOPY = "import copy\nimport torch\n\n\ndef f():\n    t = torch.ones(3, requires_grad=True) * 2\n    return copy.deepcopy(t)\n"
+DEEPCOPY = ("import copy\nimport torch\n\n\ndef f():\n    t = torch.ones(3, requires_grad=True) * 2\n"
+            "    return copy.deepcopy(t)\n")
 
 
 def run_cli(*args, cwd=None, stdin=None, env=None) -> subprocess.CompletedProcess:

@@ -1,19 +1,18 @@
+import os
 import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import os
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 # Property tests run a bounded number of examples by default so CI stays fast;
 # HYPOTHESIS_PROFILE=long (examples: HYPOTHESIS_EXAMPLES, default 5000) runs them for longer.
-settings.register_profile("ci", max_examples=30, deadline=None, derandomize=False,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+SLOW_IS_FINE = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+settings.register_profile("ci", max_examples=30, deadline=None, derandomize=False, suppress_health_check=SLOW_IS_FINE)
 settings.register_profile("long", max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "5000")), deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+                          suppress_health_check=SLOW_IS_FINE)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

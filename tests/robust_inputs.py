@@ -101,12 +101,12 @@ BIG = "import torch\n" + "".join(
     BAD.replace("import torch\n", "").replace("def case", f"def case_{i}") for i in range(BIG_REPEAT))
 ELIF_CHAIN = BAD + "if a:\n    pass\n" + "".join(f"elif a{i}:\n    w = z.detach()\n" for i in range(DEEP))
 NESTED_BLOCKS = BAD + "".join(
-    "    " * i + (f"def f{i}(a):\n" if i % 3 == 0 else f"for i{i} in a:\n" if i % 3 == 1 else
-                 "with torch.no_grad():\n") for i in range(99)) + "    " * 99 + "w = a.detach()\n"
+    "    " * i + (f"def f{i}(a):\n", f"for i{i} in a:\n", "with torch.no_grad():\n")[i % 3]
+    for i in range(99)) + "    " * 99 + "w = a.detach()\n"
 
 INPUTS = [
-    Input("syntax_error", _b("def f(:\n    return x.detach()\n" + BAD), reason=r"cannot parse at line 1: invalid syntax",
-          flake8="E999", stdin=True),
+    Input("syntax_error", _b("def f(:\n    return x.detach()\n" + BAD),
+          reason=r"cannot parse at line 1: invalid syntax", flake8="E999", stdin=True),
     Input("half_typed", _b(BAD + "    w = z.detach(\n"), reason=r"cannot parse at line 10: '\(' was never closed",
           flake8="E999", stdin=True),
     Input("half_typed_block", _b(BAD + "for step in range(3):\n"), reason=r"cannot parse at line 1[01]: ",

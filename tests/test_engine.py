@@ -58,8 +58,9 @@ def test_rules_that_read_beyond_their_def_see_the_whole_file(source):
 
 
 def test_what_a_class_puts_on_self_in_a_cold_method_is_seen_by_the_partial_tree_too():
-    source = ("import torch\n\n\nclass Loss:\n    def __init__(self, n):\n        self.schedule = torch.linspace(0.1, 0.2, n)"
-              "\n\n    def forward(self, x, epoch):\n        return x / torch.tensor(self.schedule[epoch])\n")
+    source = ("import torch\n\n\nclass Loss:\n    def __init__(self, n):\n"
+              "        self.schedule = torch.linspace(0.1, 0.2, n)\n\n    def forward(self, x, epoch):\n"
+              "        return x / torch.tensor(self.schedule[epoch])\n")
     rules = [BY_CODE["TEN204"]]
     full = analyse(source, "t.py", rules, tree=ast.parse(source))
     assert [(f.line, f.code) for f in full.findings] == [(9, "TEN204")]

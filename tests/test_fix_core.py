@@ -117,7 +117,8 @@ def test_crlf_and_missing_final_newline_kept_with_an_import():
 
 
 def test_non_ascii_columns():
-    source = "import copy\nimport torch\n\n\ndef f(t: torch.Tensor):\n    t = t[1:]\n    s = 'çà'; return copy.deepcopy(t)\n"
+    source = ("import copy\nimport torch\n\n\ndef f(t: torch.Tensor):\n    t = t[1:]\n"
+              "    s = 'çà'; return copy.deepcopy(t)\n")
     out = fix_source(source, rules=[BY_CODE["TEN201"]], unsafe=True)
     assert out.fixed == source.replace("copy.deepcopy(t)", "t.detach().clone()")
 

@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from fixture_tools import ROOT, cases, fixture_path
+from fixture_tools import cases, fixture_path, load
 from flake8_tensorcopy.cli import main
 from flake8_tensorcopy.engine import analyse
 from flake8_tensorcopy.model import FixSafety
@@ -48,8 +48,7 @@ def test_fixer_output_removes_the_hazard(fixed_by_fixer):
     assert [f for f in analyse(source, str(target), [BY_CODE[code]]).findings if f.code == code] == []
     fixed = cases(import_path(target, f"fixer_output_{code}"))
     assert sorted(fixed) == sorted(cases(import_path(fixture_path(code, "bad"), f"bad_{code}")))
-    claim = import_path(ROOT / "tests" / "claims" / f"test_{code.lower()}.py", f"claim_{code}")
-    claim.assert_fixed(fixed)
+    load(code, "claim").assert_fixed(fixed)
 
 
 @pytest.mark.parametrize("fixed_by_fixer", FIXABLE, indirect=True)

@@ -172,4 +172,3 @@ def test_internal_error_in_a_rule_is_one_line_and_spares_other_rules(monkeypatch
     lines = err.splitlines()
     assert f"{path}: error: internal error: TEN203 failed at line 10: RuntimeError: boom" in lines
     assert all(line.startswith(f"{path}: error: internal error: TEN203 failed at line ") for line in lines)
-

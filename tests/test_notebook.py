@@ -66,7 +66,8 @@ def test_write_back_puts_new_lines_in_the_right_cells():
     lines[-1] = "    saved = h.detach()\n    saved = saved.clone()"  # one line becomes two
     data = json.loads(nb.with_program("\n".join(lines) + "\n"))
     sources = ["".join(c["source"]) for c in data["cells"]]
-    assert sources[1] == "import numpy\nimport copy\nimport torch\n%matplotlib inline\nfiles = !ls\nh = torch.ones(3)[:2]"
+    assert sources[1] == ("import numpy\nimport copy\nimport torch\n%matplotlib inline\nfiles = !ls\n"
+                          "h = torch.ones(3)[:2]")
     assert sources[2] == "%%bash\necho copy.deepcopy(h)\n"
     assert sources[3] == ("for step in range(3):\n    !nvidia-smi\n    saved = h.detach()\n"
                           "    saved = saved.clone()")

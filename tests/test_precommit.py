@@ -15,8 +15,6 @@ from precommit_tools import (FIXTURES, ROOT, committed_repo, fixture_text, outpu
 BAD = FIXTURES / "TEN101" / "bad.py"
 
 
-
-
 def reported(stdout: str, name: str) -> set[tuple[int, int, str]]:
     """(line, col, code) of every `name:line:col: CODE` line in a hook's output."""
     found = set()

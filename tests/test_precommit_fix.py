@@ -11,8 +11,6 @@ import yaml
 from precommit_tools import committed_repo, fixture_text, git, output, pre_commit
 
 
-
-
 def fix_hook_config(hook_repo, args) -> str:
     rev = git(hook_repo, "rev-parse", "HEAD")
     hook = {"id": "tensorcopy-fix", "args": args}

@@ -96,7 +96,7 @@ def test_a_case_matches_any_line_of_its_statement_and_only_its_code(tmp_path, re
 
 def test_notebook_cases_are_cell_and_line(tmp_path, releases):
     _, cases = recall.load_labels(labels(tmp_path, 0, [pypi("demo/nb.ipynb", 1, "TEN104", "bug", cell=3),
-                                                        pypi("demo/nb.ipynb", 2, "TEN104", "benign", cell=2)]))
+                                                       pypi("demo/nb.ipynb", 2, "TEN104", "benign", cell=2)]))
     scored = recall.score(cases, (1,), releases, tmp_path, fetch=False)
     assert [scored.found[c] for c in cases] == [True, False]
 
@@ -151,8 +151,8 @@ def test_a_bug_needs_its_fix_reference(tmp_path):
 
 def test_an_unconfirmed_hazard_counts_as_right_for_precision_but_not_for_recall(tmp_path, releases):
     _, cases = recall.load_labels(labels(tmp_path, 0, [pypi("demo/train.py", 5, "TEN301", "bug"),
-                                                        pypi("demo/train.py", 19, "TEN104", "unconfirmed"),
-                                                        pypi("demo/train.py", 12, "TEN401", "benign")]))
+                                                       pypi("demo/train.py", 19, "TEN104", "unconfirmed"),
+                                                       pypi("demo/train.py", 12, "TEN401", "benign")]))
     fig = recall.figures(recall.score(cases, (1,), releases, tmp_path, fetch=False))
     assert (fig["bugs"], fig["found"], fig["unconfirmed"], fig["flagged"]) == (1, 1, 1, 1)
     assert (fig["recall"], fig["precision"]) == (1.0, 2 / 3)

@@ -34,7 +34,8 @@ def test_rebinding_in_every_branch_costs_at_most_quadratic_work(monkeypatch):
 def accumulations(n: int) -> str:
     helpers = "".join(f"def helper{i}(x):\n    return x * 2\n\n" for i in range(n))
     loop = ("def train(model, loader, opt):\n    total = 0\n    for x in loader:\n        loss = model(x).sum()\n"
-            "        loss.backward()\n        opt.step()\n" + "".join(f"        total += helper{i}(loss)\n" for i in range(n)))
+            "        loss.backward()\n        opt.step()\n"
+            + "".join(f"        total += helper{i}(loss)\n" for i in range(n)))
     return "import torch\n" + helpers + loop + "    return total\n"
 
 

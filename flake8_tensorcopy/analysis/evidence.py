@@ -253,7 +253,10 @@ def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]
         if recv == NDARRAY:
             return NDARRAY
         if recv not in TENSORISH:  # the method says what the receiver is; the API says what it returns
-            recv = TENSOR if method in TENSOR_ONLY_METHODS else LIKELY_TENSOR if method in LIKELY_TENSOR_METHODS else recv
+            if method in TENSOR_ONLY_METHODS:
+                recv = TENSOR
+            elif method in LIKELY_TENSOR_METHODS:
+                recv = LIKELY_TENSOR
         if recv in TENSORISH:
             op = api.method(method)
             return _result_kind(op, TENSOR if recv in SURE_TENSOR else LIKELY_TENSOR) if op else None
@@ -473,8 +476,8 @@ def attached(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> bool:
 def _is_module_class(cls: ast.ClassDef, ctx: "Context") -> bool:
     for base in cls.bases:
         q = ctx.facts.qualname(base) or ""
-        if q.startswith("torch.nn.") or (isinstance(base, (ast.Name, ast.Attribute)) and
-                                          (dotted(base) or "").endswith(("Module", "Model", "Net"))):
+        if q.startswith("torch.nn.") or (isinstance(base, (ast.Name, ast.Attribute))
+                                         and (dotted(base) or "").endswith(("Module", "Model", "Net"))):
             return True
     return False
 

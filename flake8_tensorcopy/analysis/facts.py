@@ -365,7 +365,8 @@ class FileFacts:
         call = expr.func if isinstance(expr, ast.Call) else expr
         q = self.qualname(call)
         if q in GRAD_OFF_CALLS:
-            if isinstance(expr, ast.Call) and expr.args and _is_false_const(expr.args[0]) and q.endswith("inference_mode"):
+            if (isinstance(expr, ast.Call) and expr.args and _is_false_const(expr.args[0])
+                    and q.endswith("inference_mode")):
                 return grad
             return True
         if q in GRAD_ON_CALLS:

@@ -188,8 +188,8 @@ def _numpy_source(recv, ctx):
 def _fancy(index) -> bool:
     """Advanced indexing (lists, arrays, masks) copies; slices, ints and None give views."""
     parts = index.elts if isinstance(index, ast.Tuple) else [index]
-    return not all(isinstance(p, (ast.Slice, ast.Constant)) or (isinstance(p, ast.UnaryOp) and
-                   isinstance(p.operand, ast.Constant)) for p in parts)
+    return not all(isinstance(p, (ast.Slice, ast.Constant))
+                   or (isinstance(p, ast.UnaryOp) and isinstance(p.operand, ast.Constant)) for p in parts)
 
 
 def _imports_torch(ctx) -> bool:

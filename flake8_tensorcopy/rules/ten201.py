@@ -15,14 +15,22 @@ than the tensor idiom (about 8x for a 1,000-element tensor).
 
 ## Example
 ```python
-h = encoder(x)
-saved = copy.deepcopy(h)    # RuntimeError: h is not a graph leaf
+import copy
+import torch
+
+def features(encoder: torch.nn.Module, x):
+    h = encoder(x)
+    saved = copy.deepcopy(h)    # RuntimeError: h is not a graph leaf
 ```
 
 ## Use instead
 ```python
-saved = h.detach().clone()  # a copy outside the graph
-kept = h.clone()            # a copy that keeps the graph
+import torch
+
+def features(encoder: torch.nn.Module, x):
+    h = encoder(x)
+    saved = h.detach().clone()  # a copy outside the graph
+    kept = h.clone()            # a copy that keeps the graph
 ```
 Add `.requires_grad_(h.requires_grad)` where a trainable leaf is wanted.
 

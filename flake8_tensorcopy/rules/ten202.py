@@ -15,15 +15,23 @@ gradients computed through the result never reach the source.
 
 ## Example
 ```python
-h = encoder(x)
-saved = copy.copy(h)      # same storage as h; backward through `saved` never reaches encoder
+import copy
+import torch
+
+def features(encoder: torch.nn.Module, x):
+    h = encoder(x)
+    saved = copy.copy(h)    # same storage as h; backward through `saved` never reaches encoder
 ```
 
 ## Use instead
 ```python
-saved = h.detach().clone()  # an independent copy outside the graph
-alias = h.detach()          # an explicit alias (shares storage and the version counter)
-kept = h.clone()            # a copy that keeps the graph
+import torch
+
+def features(encoder: torch.nn.Module, x):
+    h = encoder(x)
+    saved = h.detach().clone()  # an independent copy outside the graph
+    alias = h.detach()          # an explicit alias (shares storage and the version counter)
+    kept = h.clone()            # a copy that keeps the graph
 ```
 
 ## Fix safety

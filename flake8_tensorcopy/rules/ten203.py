@@ -27,7 +27,10 @@ for x, y in loader:
 
 ## Use instead
 ```python
+for x, y in loader:
+    loss = criterion(model(x), y)
     history.append(loss.detach().clone())  # or loss.item() for a number
+    loss.backward()
 ```
 
 ## Fix safety

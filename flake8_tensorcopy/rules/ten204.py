@@ -17,15 +17,20 @@ return an alias of `t` (writes through either side show in the other).
 
 ## Example
 ```python
-h = encoder(x)
-target = torch.tensor(h)             # UserWarning; no gradient flows to encoder
-alias = torch.FloatTensor(h)         # shares h's storage
+import torch
+
+probs = torch.softmax(model(x), dim=-1)
+target = torch.tensor(probs)         # UserWarning; no gradient flows to model
+alias = torch.FloatTensor(probs)     # shares the storage of probs
 ```
 
 ## Use instead
 ```python
-target = h.detach().clone()          # what torch.tensor(h) does, without the warning
-same = torch.as_tensor(h)            # when no copy is wanted
+import torch
+
+probs = torch.softmax(model(x), dim=-1)
+target = probs.detach().clone()      # what torch.tensor(probs) does, without the warning
+same = torch.as_tensor(probs)        # when no copy is wanted
 ```
 
 ## Fix safety
@@ -179,9 +184,6 @@ def _bound_in_other_branch(name: str, ctx, pos) -> bool:
         if isinstance(n, ast.If) and n.orelse and within(n.body, b.pos) and within(n.orelse, pos):
             return True
     return False
-
-
-
 
 
 def _detached_clone(arg, ctx) -> str:

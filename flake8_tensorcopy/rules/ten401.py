@@ -23,7 +23,9 @@ TEN203's finding (a kept clone), not this rule's.
 
 ## Example
 ```python
-total = 0.0
+import torch
+
+total, history = 0.0, []
 for x, y in loader:
     loss = criterion(model(x), y)
     optimizer.zero_grad()
@@ -35,8 +37,16 @@ for x, y in loader:
 
 ## Use instead
 ```python
-    total += loss.item()          # a number
-    history.append(loss.detach())  # a tensor without the graph
+import torch
+
+total, history = 0.0, []
+for x, y in loader:
+    loss = criterion(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    total += loss.item()            # a number
+    history.append(loss.detach())   # a tensor without the graph
 ```
 
 ## Fix safety
@@ -373,4 +383,3 @@ def _calls_backward(loop, ctx) -> bool:
     return _per_loop(ctx, loop, "backward", lambda loop, _: any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
         for n in ast.walk(loop)))
-

@@ -20,15 +20,32 @@ results of helper functions the file does not show to return tensors, and stores
 
 ## Example
 ```python
-def forward(self, x):
-    attn = torch.softmax(self.score(x), dim=-1)
-    self.attn = attn          # keeps the graph; deepcopy(model) now raises
-    return attn @ x
+import torch
+
+class Attention(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.score = torch.nn.Linear(dim, dim)
+
+    def forward(self, x):
+        attn = torch.softmax(self.score(x), dim=-1)
+        self.attn = attn          # keeps the graph; deepcopy(model) now raises
+        return attn @ x
 ```
 
 ## Use instead
 ```python
-    self.attn = attn.detach()
+import torch
+
+class Attention(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.score = torch.nn.Linear(dim, dim)
+
+    def forward(self, x):
+        attn = torch.softmax(self.score(x), dim=-1)
+        self.attn = attn.detach()  # kept for inspection, without the graph
+        return attn @ x
 ```
 
 ## Fix safety

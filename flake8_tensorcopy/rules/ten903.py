@@ -17,6 +17,9 @@ parameters on purpose.
 
 ## Example
 ```python
+import torch
+
+p = torch.nn.Parameter(torch.tensor([2.0, 4.0]))
 loss = (p * p).sum()
 p.data.mul_(0.5)        # no error; the gradient is computed from the halved p
 loss.backward()
@@ -24,9 +27,14 @@ loss.backward()
 
 ## Use instead
 ```python
+import torch
+
+p = torch.nn.Parameter(torch.tensor([2.0, 4.0]))
+loss = (p * p).sum()
 p.detach().mul_(0.5)    # autograd sees the write: backward() raises instead of a wrong gradient
-# or, for an intended update (before the forward): with torch.no_grad(): p.mul_(0.5)
+loss.backward()
 ```
+For an intended update, write before the forward under `torch.no_grad()`: `p.mul_(0.5)`.
 
 ## Fix safety
 Unsafe: reads become `.detach()`. Results are the same except where a write through the alias

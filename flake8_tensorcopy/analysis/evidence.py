@@ -212,7 +212,7 @@ def _binding_attached(b, expr: ast.Name, ctx: "Context", pos, depth: int) -> boo
         return attached(b.value, ctx, b.pos, depth + 1)
     if b.kind == "unpack" and isinstance(b.value, ast.Call):
         callee = summaries.callee(b.value, ctx, b.pos)
-        return callee is not None and summaries.returned(callee, ctx, b.index, attached, depth + 1, any_path=True) is True
+        return summaries.returned(callee, ctx, b.index, attached, depth + 1, any_path=True) is True
     if b.kind == "for":
         return _binding_kind(b, expr.id, ctx, depth) == PARAM
     if b.kind == "arg":

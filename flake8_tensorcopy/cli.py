@@ -10,6 +10,7 @@ from typing import Optional, Sequence
 from . import __version__
 from .check import run_check
 from .formats import FORMATS
+from .plugin import DIAGNOSTIC, NOT_A_RULE
 from .rules import BY_CODE, RULES
 from .settings import Options
 
@@ -38,6 +39,9 @@ def cmd_fix(args) -> int:
 
 def cmd_explain(args) -> int:
     rule = BY_CODE.get(args.code.upper())
+    if args.code.upper() == DIAGNOSTIC:
+        print(NOT_A_RULE)
+        return 0
     if rule is None:
         print(f"unknown rule {args.code!r}; `flake8-tensorcopy rules` lists them", file=sys.stderr)
         return 2
@@ -60,6 +64,7 @@ def cmd_rules(args) -> int:
     for r in RULES:
         print(f"{r.code:<7} {r.name:<{width}}  {'on' if r.default_on else 'off':<7}  {r.fix_safety.value:<6}  "
               f"{r.summary}")
+    print(f"\n{NOT_A_RULE}")
     return 0
 
 

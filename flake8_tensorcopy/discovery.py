@@ -44,7 +44,7 @@ def discover(paths: Sequence[str], excludes: Sequence[Pattern]) -> Found:
         if path != "-" and os.path.isdir(path):
             walk = _Walk(path, os.path.realpath(path), candidates, found)
             walk.folder(path, walk.inside, list(excludes) + _parent_gitignores(path))
-        elif path == "-" or not os.path.exists(path) or not _excluded_with_parents(path, excludes):
+        elif path == "-" or not os.path.exists(path) or not excluded_named(path, excludes):
             candidates[path if path == "-" else os.path.normpath(path)] = path if path == "-" else None
     seen = set()
     for path in sorted(candidates):
@@ -91,7 +91,7 @@ def _within(path: str, folder: str) -> bool:
     return os.path.commonpath([path, folder]) == folder
 
 
-def _excluded_with_parents(path: str, patterns: Sequence[Pattern]) -> bool:
+def excluded_named(path: str, patterns: Sequence[Pattern]) -> bool:
     """A named file is excluded when it, or a folder between the current folder and it, is."""
     path = os.path.abspath(path)
     rel = os.path.relpath(path, os.getcwd())

@@ -16,6 +16,8 @@ from .settings import Options
 
 
 FIX_DESCRIPTION = """Rewrite files with the findings' fixes, or show (--diff) / test (--check) them.
+Files are found as `check` finds them and every option of `check` means the same here; - reads stdin
+and writes the fixed text to stdout.
 
 Exit codes: 0 nothing left to report; 1 findings remain, or with --diff / --check fixes would be made;
 2 a usage error, a file that could not be read, decoded, parsed or written, an internal error, or an

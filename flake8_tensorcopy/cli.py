@@ -8,13 +8,16 @@ import sys
 from typing import Optional, Sequence
 
 from . import __version__
-from .check import Options, run_check
-from .config import ConfigError, load_config_file
+from .check import run_check
 from .formats import FORMATS
+from .plugin import DIAGNOSTIC, NOT_A_RULE
 from .rules import BY_CODE, RULES
+from .settings import Options
 
 
 FIX_DESCRIPTION = """Rewrite files with the findings' fixes, or show (--diff) / test (--check) them.
+Files are found as `check` finds them and every option of `check` means the same here; - reads stdin
+and writes the fixed text to stdout.
 
 Exit codes: 0 nothing left to report; 1 findings remain, or with --diff / --check fixes would be made;
 2 a usage error, a file that could not be read, decoded, parsed or written, an internal error, or an
@@ -26,24 +29,8 @@ def comma_list(text: str) -> list[str]:
     return [c.strip() for c in text.split(",") if c.strip()]
 
 
-def code_list(text: str) -> list[str]:
-    return [c.upper() for c in comma_list(text)]
-
-
 def cmd_check(args) -> int:
-    config = None
-    if args.config:
-        try:
-            config = load_config_file(args.config)
-        except ConfigError as exc:
-            print(f"flake8-tensorcopy: error: {exc}", file=sys.stderr)
-            return 2
-    opts = Options(paths=args.paths, select=args.select, ignore=args.ignore, extend_select=args.extend_select or (),
-                   exclude=args.exclude, extend_exclude=args.extend_exclude or (),
-                   tensor_functions=args.tensor_functions or (), stdin_filename=args.stdin_filename,
-                   config=config, jobs=args.jobs, format=args.format, show_source=args.show_source,
-                   quiet=args.quiet)
-    return run_check(opts)
+    return run_check(Options.from_args(args))
 
 
 def cmd_fix(args) -> int:
@@ -54,6 +41,9 @@ def cmd_fix(args) -> int:
 
 def cmd_explain(args) -> int:
     rule = BY_CODE.get(args.code.upper())
+    if args.code.upper() == DIAGNOSTIC:
+        print(NOT_A_RULE)
+        return 0
     if rule is None:
         print(f"unknown rule {args.code!r}; `flake8-tensorcopy rules` lists them", file=sys.stderr)
         return 2
@@ -76,6 +66,7 @@ def cmd_rules(args) -> int:
     for r in RULES:
         print(f"{r.code:<7} {r.name:<{width}}  {'on' if r.default_on else 'off':<7}  {r.fix_safety.value:<6}  "
               f"{r.summary}")
+    print(f"\n{NOT_A_RULE}")
     return 0
 
 
@@ -85,32 +76,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     check = sub.add_parser("check", help="report findings", description="Report findings; exit 1 when "
                            "anything is reported, 0 when clean, 2 on errors.")
-    check.add_argument("paths", nargs="*", default=["."], help="files, folders, or - for stdin (default: .)")
-    for opt, text in (("--select", "rule codes or prefixes to check (replaces the default set)"),
-                      ("--ignore", "codes or prefixes not to report"),
-                      ("--extend-select", "codes or prefixes to add, e.g. opt-in TEN9"),
-                      ("--exclude", ".gitignore-style patterns to skip (replaces the defaults)"),
-                      ("--extend-exclude", ".gitignore-style patterns to skip as well"),
-                      ("--tensor-functions", "extra names of functions that return tensors")):
-        check.add_argument(opt, type=comma_list, metavar="A,B", help=text)
-    check.add_argument("--stdin-filename", help="the name to report for - (stdin)")
-    check.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
-    check.add_argument("-j", "--jobs", type=job_count, default=0, help="processes, 1 or more (default: all cores)")
-    check.add_argument("--format", choices=FORMATS, default="text")
-    check.add_argument("--show-source", action="store_true", help="print the line and a caret")
-    check.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
+    add_common(check)
     check.set_defaults(func=cmd_check)
     fix = sub.add_parser("fix", help="apply the fixes (safe ones; unsafe with --unsafe-fixes)",
                          description=FIX_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    fix.add_argument("paths", nargs="+", metavar="PATH", help="files or folders; '-' reads stdin, writes stdout")
+    add_common(fix)
     mode = fix.add_mutually_exclusive_group()
     mode.add_argument("--diff", action="store_true", help="print a unified diff, write nothing")
     mode.add_argument("--check", action="store_true", help="write nothing, only set the exit code")
     fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change behaviour")
-    for opt in ("--select", "--ignore", "--extend-select"):
-        fix.add_argument(opt, type=code_list, default=[], metavar="CODES")
-    fix.add_argument("--stdin-filename", help="the name of the file read from stdin, for messages")
-    fix.add_argument("-j", "--jobs", type=job_count, default=0, help="processes, 1 or more (default: all cores)")
     fix.set_defaults(func=cmd_fix)
     explain = sub.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code")
@@ -119,6 +93,25 @@ def build_parser() -> argparse.ArgumentParser:
     rules.add_argument("--format", choices=("text", "json"), default="text")
     rules.set_defaults(func=cmd_rules)
     return parser
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    """The options `check` and `fix` share, with the same meaning and defaults (settings.Options)."""
+    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH",
+                        help="files, folders, or - for stdin (default: .)")
+    for opt, text in (("--select", "rule codes or prefixes to check (replaces the default set)"),
+                      ("--ignore", "codes or prefixes not to report"),
+                      ("--extend-select", "codes or prefixes to add, e.g. opt-in TEN9"),
+                      ("--exclude", ".gitignore-style patterns to skip (replaces the defaults)"),
+                      ("--extend-exclude", ".gitignore-style patterns to skip as well"),
+                      ("--tensor-functions", "extra names of functions that return tensors")):
+        parser.add_argument(opt, type=comma_list, metavar="A,B", help=text)
+    parser.add_argument("--stdin-filename", help="the name to report for - (stdin)")
+    parser.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml instead of searching")
+    parser.add_argument("-j", "--jobs", type=job_count, default=0, help="processes, 1 or more (default: all cores)")
+    parser.add_argument("--format", choices=FORMATS, default="text", help="how findings are printed")
+    parser.add_argument("--show-source", action="store_true", help="print the line and a caret")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no summary line and no notes")
 
 
 def job_count(text: str) -> int:

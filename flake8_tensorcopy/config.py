@@ -128,22 +128,49 @@ def _string_list(value, key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+_PARSED: dict[tuple, object] = {}  # (path, inode, size, mtime) -> its [tool] table, or the ConfigError it gave
+
+
 def _read(path: str) -> dict:
+    """The [tool] table of a pyproject.toml, parsed once per version of the file."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    key = (os.path.abspath(path), st.st_ino, st.st_size, st.st_mtime_ns)
+    if key not in _PARSED:
+        try:
+            _PARSED[key] = _parse(path)
+        except ConfigError as exc:
+            _PARSED[key] = exc
+    found = _PARSED[key]
+    if isinstance(found, ConfigError):
+        raise ConfigError(str(found))
+    return found
+
+
+def _parse(path: str) -> dict:
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            data = fh.read()
+        parsed = tomllib.loads(data.decode("utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from None
+        raise ConfigError(f"{path}: cannot read: {exc}".splitlines()[0]) from None
     except UnicodeDecodeError as exc:  # TOML is UTF-8
         raise ConfigError(f"{path}: cannot read: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    return data.get("tool", {}) if isinstance(data.get("tool"), dict) else {}
+    return parsed.get("tool", {}) if isinstance(parsed.get("tool"), dict) else {}
 
 
 def _has_section(path: str) -> bool:
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            if SECTION not in fh.read():  # an unrelated (even malformed) pyproject.toml is not ours
-                return False
+        return SECTION in _read(path)
+    except ConfigError:
+        return _mentions_section(path)  # a broken file is ours to report only if it names our table
+
+
+def _mentions_section(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return SECTION.encode() in fh.read()
     except OSError:
         return False
-    return SECTION in _read(path)

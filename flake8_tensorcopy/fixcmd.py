@@ -12,15 +12,17 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 from . import fileio
-from .check import Options, selection
+from .check import Item, to_item
 from .config import ConfigError
-from .discovery import matches
+from .discovery import discover
 from .engine import AnalysisError
-from .fixer import FixError, allowed, fix_source
-from .model import Finding, FixSafety
+from .fixer import FixError, allowed, ast_lines, fix_source
+from .formats import render, text_line
+from .model import Finding
 from .notebook import NotebookError, read_notebook
 from .pool import parallel_map
 from .rules import BY_CODE
+from .settings import Options, selection
 
 
 @dataclass
@@ -29,6 +31,7 @@ class Job:
     path: str  # the file read and written ('-' for stdin)
     codes: tuple[str, ...]
     unsafe: bool
+    preview: bool  # --diff or --check: nothing is written
     data: Optional[bytes] = None  # stdin's bytes
     tensor_functions: tuple[str, ...] = ()
 
@@ -41,102 +44,63 @@ class Report:
     new: Optional[bytes] = None  # None: nothing to write
     source: str = ""
     fixed: str = ""
-    applied: list[Finding] = field(default_factory=list)
-    remaining: list[Finding] = field(default_factory=list)
+    applied: list[Item] = field(default_factory=list)  # each with its note: "fixed, safe", ...
+    remaining: list[Item] = field(default_factory=list)
     error: Optional[str] = None  # the file is left untouched
     skipped: Optional[str] = None  # not a file to fix (a symlink out of the tree), said so
     rule_errors: list[str] = field(default_factory=list)
-    dropped: dict[tuple, str] = field(default_factory=dict)  # (line, col, code) -> why its fix was refused
-
-
-def _key(f: Finding) -> tuple:
-    return f.line, f.col, f.code
 
 
 def cmd_fix(args) -> int:
     if "-" in args.paths and len(args.paths) > 1:
         print("fix: '-' (stdin) cannot be combined with other paths", file=sys.stderr)
         return 2
+    if args.diff and args.format != "text":
+        print(f"fix: --diff prints a diff; --format {args.format} is for the findings (use one)", file=sys.stderr)
+        return 2
+    opts = Options.from_args(args)
     try:  # the same configuration as `check`: [tool.flake8-tensorcopy] under the command-line options
-        chosen = selection(Options(paths=args.paths, select=args.select or None, ignore=args.ignore or None,
-                                   extend_select=args.extend_select, stdin_filename=args.stdin_filename))
+        chosen = selection(opts)
     except ConfigError as exc:
         print(f"fix: {exc}", file=sys.stderr)
         return 2
     out = sys.stderr if args.paths == ["-"] else sys.stdout  # stdout carries the fixed text
-    status, counts = 0, {"fixed": 0, "files": 0, "remaining": 0, "hidden": 0}
+    status, counts = 0, {"fixed": 0, "files": 0, "remaining": 0, "hidden": 0, "seen": 0}
+    left: list[Item] = []  # with --format other than text: the findings left, printed at the end
+    errors: list[tuple[str, str]] = []
     try:
-        for report in _reports(args, chosen):
+        for report in _reports(args, opts, chosen):
             status = max(status, _handle(report, args, out, counts))
+            left += report.remaining
+            errors += [(report.display, e) for e in [report.error, *report.rule_errors] if e]
     except KeyboardInterrupt:
         print(f"fix: interrupted; {counts['files']} file(s) written are fully fixed, the others untouched",
               file=sys.stderr)
         return 2
+    if args.format != "text" and not args.check:
+        out.write(render(args.format, sorted(left, key=lambda i: i.sort_key), errors, counts["seen"]))
     _summary(args, counts, out)
     return status
 
 
-def _reports(args, chosen) -> Iterator[Report]:
-    """One report per file, in the order the files were named (and found)."""
-    functions = chosen.tensor_functions
+def _reports(args, opts: Options, chosen) -> Iterator[Report]:
+    """One report per file, in path order (as `check` finds them)."""
+    functions, preview = chosen.tensor_functions, args.diff or args.check
     if args.paths == ["-"]:
         name = args.stdin_filename or "-"
-        yield _work(Job(name, "-", chosen.codes_for(name), args.unsafe_fixes, sys.stdin.buffer.read(), functions))
+        yield _work(Job(name, "-", chosen.codes_for(name), args.unsafe_fixes, preview, sys.stdin.buffer.read(),
+                        functions))
         return
-    jobs, notes = [], []
-    for path, problem in collect(args.paths):
-        if problem and problem.startswith("skipped"):
-            notes.append(Report(path, path, skipped=problem))
-        elif problem:
-            notes.append(Report(path, path, error=problem))
-        elif path in args.paths or not matches(path, chosen.excludes):  # walked files honour the excludes
-            jobs.append(Job(path, path, chosen.codes_for(path), args.unsafe_fixes, None, functions))
-    yield from notes
+    found = discover(opts.paths, chosen.excludes)
+    yield from (Report(path, path, skipped=why) for path, why in found.skipped)
+    yield from (Report(path, path, error=why) for path, why in found.errors)
+    jobs = [Job(path, path, chosen.codes_for(path), args.unsafe_fixes, preview, None, functions)
+            for path in found.files]
     workers = min(args.jobs or os.cpu_count() or 1, len(jobs))
     if workers <= 1:
         yield from map(_work, jobs)
         return
     yield from parallel_map(_work, jobs, workers, chunksize=max(1, min(16, len(jobs) // (workers * 8))))
-
-
-def collect(paths) -> Iterator[tuple[str, Optional[str]]]:
-    """(path, problem) for each Python file under `paths`, each real file once.
-    A symlink found while walking a folder is followed only if it stays inside that folder."""
-    seen = set()
-    for root in paths:
-        if not os.path.isdir(root):
-            found = [(root, None)] if os.path.lexists(root) else [(root, "no such file or folder")]
-        else:
-            found = list(_walk(root))
-        for path, problem in found:
-            real = os.path.realpath(path)
-            if real in seen:
-                continue
-            seen.add(real)
-            yield path, problem
-
-
-def _walk(root: str) -> Iterator[tuple[str, Optional[str]]]:
-    inside = os.path.realpath(root)
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
-        for name in dirs:
-            path = os.path.join(folder, name)
-            if os.path.islink(path) and not _within(os.path.realpath(path), inside):
-                yield path, f"skipped: a symlink to {os.path.realpath(path)}, outside {root}"
-        for name in sorted(files):
-            if name.endswith((".py", ".pyi", ".ipynb")):
-                path = os.path.join(folder, name)
-                if not os.path.isfile(path):
-                    continue  # a FIFO or a device named like a source file: never opened
-                if os.path.islink(path) and not _within(os.path.realpath(path), inside):
-                    yield path, f"skipped: a symlink to {os.path.realpath(path)}, outside {root}"
-                else:
-                    yield path, None
-
-
-def _within(path: str, folder: str) -> bool:
-    return os.path.commonpath([path, folder]) == folder
 
 
 def _work(job: Job) -> Report:
@@ -150,10 +114,14 @@ def _work(job: Job) -> Report:
         notebook = read_notebook(src.text) if job.display.endswith(".ipynb") else None
         program = notebook.program if notebook else src.text  # a notebook's code cells as one program
         outcome = fix_source(program, job.display, rules, unsafe=job.unsafe, tensor_functions=job.tensor_functions)
-        report.applied, report.remaining = outcome.applied, outcome.remaining
-        report.dropped = {_key(f): outcome.dropped[id(f)] for f in outcome.remaining if id(f) in outcome.dropped}
         report.fixed = notebook.with_program(outcome.fixed) if notebook and outcome.changed else (
             src.text if notebook else outcome.fixed)
+        verb = "would fix" if job.preview else "fixed"  # positions: in the text of the pass that fixed them
+        report.applied = [to_item(f, job.display, notebook, ast_lines(program), f"{verb}, {f.fix.safety.value}")
+                          for f in outcome.applied]
+        after = read_notebook(report.fixed) if notebook and outcome.changed else notebook  # positions: after
+        report.remaining = [to_item(f, job.display, after, ast_lines(outcome.fixed),
+                                    _tag(f, job.unsafe, outcome.dropped.get(id(f)))) for f in outcome.remaining]
         report.rule_errors = outcome.errors
         if outcome.changed:
             report.new = src.encode(report.fixed)
@@ -171,8 +139,10 @@ def _work(job: Job) -> Report:
 def _handle(report: Report, args, out, counts) -> int:
     """Print (and write) one file's outcome; its exit status."""
     if report.skipped:
-        print(f"{report.display}: {report.skipped}", file=sys.stderr)
+        if not args.quiet:
+            print(f"{report.display}: {report.skipped}", file=sys.stderr)
         return 0
+    counts["seen"] += 1
     if report.error:
         print(f"{report.display}: {report.error}; file left untouched", file=sys.stderr)
         if report.path == "-" and not (args.diff or args.check):
@@ -192,14 +162,13 @@ def _handle(report: Report, args, out, counts) -> int:
                 print(f"{report.display}: {exc}", file=sys.stderr)
                 return 2
             counts["files"] += 1
-    if not args.check:
-        _print_findings(report.display, report.applied, out, "would fix" if preview else "fixed", args)
-        _print_findings(report.display, report.remaining, out, None, args, report.dropped)
+    if not args.check and args.format == "text":
+        out.write("".join(text_line(item, args.show_source) for item in report.applied + report.remaining))
     if args.diff and report.new is not None:
         sys.stdout.write(unified_diff(report.source, report.fixed, report.display))
     counts["fixed"] += len(report.applied)
     counts["remaining"] += len(report.remaining)
-    counts["hidden"] += sum(f.fix is not None and f.fix.safety is FixSafety.UNSAFE for f in report.remaining)
+    counts["hidden"] += sum(item.fix == "unsafe" for item in report.remaining)
     if args.check and (report.new is not None or report.remaining):
         print(f"{report.display}: {len(report.applied)} fix(es) would be applied, "
               f"{len(report.remaining)} finding(s) would remain", file=sys.stderr)
@@ -208,31 +177,25 @@ def _handle(report: Report, args, out, counts) -> int:
     return status
 
 
-def _print_findings(name: str, findings, out, verb: Optional[str], args, dropped=None) -> None:
-    for f in findings:
-        print(f"{name}:{f.line}:{f.col + 1}: {f.code} {f.message} {_tag(f, verb, args, dropped or {})}", file=out)
-
-
-def _tag(f: Finding, verb: Optional[str], args, dropped: dict) -> str:
-    if verb:
-        return f"[{verb}, {f.fix.safety.value}]"
-    if _key(f) in dropped:
-        return f"[fix dropped: {dropped[_key(f)]}]"
+def _tag(f: Finding, unsafe: bool, dropped: Optional[str] = None) -> str:
+    """What became of a remaining finding's fix."""
+    if dropped:
+        return f"fix dropped: {dropped}"
     if f.fix is None or not f.fix.edits:
-        return "[no fix]"
-    if not allowed(f, args.unsafe_fixes):
-        return "[unsafe fix: --unsafe-fixes]"
-    return "[not fixed]"
+        return "no fix"
+    if not allowed(f, unsafe):
+        return "unsafe fix: --unsafe-fixes"
+    return "not fixed"
 
 
 def _summary(args, counts, out) -> None:
-    if args.check:
+    if args.check or args.quiet:
         return
     verb = "would be fixed" if args.diff else "fixed"
     line = f"{counts['fixed']} finding(s) {verb}, {counts['remaining']} remaining"
     if counts["hidden"]:
         line += f" ({counts['hidden']} with an unsafe fix: --unsafe-fixes)"
-    print(line, file=sys.stderr if args.diff else out)
+    print(line, file=sys.stderr if args.diff or args.format != "text" else out)
 
 
 def unified_diff(before: str, after: str, name: str) -> str:

@@ -39,9 +39,11 @@ def location(item: "Item") -> str:
 
 
 def text_line(item: "Item", show_source: bool = False) -> str:
-    """`path:line:col: CODE message`; `[*]` before the message marks a finding `fix` repairs by default."""
-    mark = "[*] " if item.fix == "safe" else ""
-    line = f"{location(item)}: {item.code} {mark}{item.message}\n"
+    """`path:line:col: CODE message`; `[*]` before the message marks a finding `fix` repairs by default
+    (`fix` says instead, in brackets after the message, what became of the fix: `item.note`)."""
+    mark = "[*] " if item.fix == "safe" and not item.note else ""
+    note = f" [{item.note}]" if item.note else ""
+    line = f"{location(item)}: {item.code} {mark}{item.message}{note}\n"
     if show_source and item.source_line:
         prefix = "".join(c if c == "\t" else " " for c in item.source_line[: item.column - 1])
         line += f"    {item.source_line}\n    {prefix}^\n"

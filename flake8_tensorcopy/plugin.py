@@ -3,19 +3,23 @@
 It never raises: flake8 aborts the whole run, for every file, when a plugin does.
 Options (in `[flake8]` or on the command line) carry the `--tensorcopy-` prefix:
 `--tensorcopy-tensor-functions` = extra tensor-returning function names, added to the
-`tensor-functions` of `[tool.flake8-tensorcopy]` in pyproject.toml.
+`tensor-functions` of `[tool.flake8-tensorcopy]` in pyproject.toml. That table is found as `check` finds
+it (above the folder holding the paths given) and checked as `check` checks it; flake8 owns the choice of
+codes and files, so its `select`, `ignore`, `per-file-ignores` and `exclude` keys are not used here. A
+table that cannot be used is reported once per run: `TEN000` on line 1 of the first file flake8 reports.
 """
 from __future__ import annotations
 
 import ast
-import os
-from typing import Iterator
+from typing import Iterator, Optional
 
 from . import __version__
 from .engine import AnalysisError, analyse
 from .rules import RULES
 
 DIAGNOSTIC = "TEN000"
+NOT_A_RULE = ("TEN000 is not a rule: the flake8 plugin's one-line notice for a file it could not analyse, or for a "
+              "[tool.flake8-tensorcopy] table it could not use (once per run); it never aborts flake8")
 
 
 class Plugin:
@@ -23,6 +27,8 @@ class Plugin:
     version = __version__
     tensor_functions: tuple[str, ...] = ()
     rules: tuple = RULES  # the rules whose findings flake8 reports (parse_options narrows them)
+    notice: Optional[str] = None  # why [tool.flake8-tensorcopy] is not used, said once per run
+    notice_file: Optional[str] = None  # the file that says it; None: the first this process checks
 
     def __init__(self, tree: ast.AST, lines: list[str], filename: str = "stdin"):
         self.tree = tree
@@ -40,16 +46,23 @@ class Plugin:
     @classmethod
     def parse_options(cls, options) -> None:
         names = list(getattr(options, "tensorcopy_tensor_functions", None) or ())
+        cls.notice = cls.notice_file = None
         try:
-            from .config import load_config
+            from .settings import configuration
 
-            names += load_config(os.getcwd()).tensor_functions
-        except Exception:  # a broken pyproject.toml is `check`'s to report; flake8 must run
-            pass
+            paths = list(getattr(options, "filenames", None) or ["."])
+            names += configuration(paths, getattr(options, "stdin_display_name", None)).tensor_functions
+        except Exception as exc:  # a ConfigError (or a bug of ours): said once, flake8 runs on
+            cls.notice = f"{DIAGNOSTIC} flake8-tensorcopy ignores its configuration: {exc}".split("\n")[0]
+            cls.notice_file = first_file(options)
         cls.tensor_functions = tuple(dict.fromkeys(n for n in names if n))
         cls.rules = reported_rules(options)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
+        cls = type(self)
+        if cls.notice and cls.notice_file in (None, self.filename):
+            yield 1, 0, cls.notice, cls
+            cls.notice = None
         try:
             result = analyse("".join(self.lines), self.filename, self.rules,
                              tree=self.tree if isinstance(self.tree, ast.Module) else None,
@@ -65,6 +78,19 @@ class Plugin:
             yield f.line, f.col, f.text, type(self)
         for error in result.errors:
             yield 1, 0, f"{DIAGNOSTIC} flake8-tensorcopy internal error: {error}", type(self)
+
+
+def first_file(options) -> Optional[str]:
+    """The file flake8 reports first (its output is sorted by name), or None when flake8 cannot say."""
+    try:
+        from flake8.discover_files import expand_paths
+
+        stdin_name = options.stdin_display_name or "stdin"
+        files = expand_paths(paths=options.filenames or ["."], stdin_display_name=stdin_name,
+                             filename_patterns=options.filename, exclude=[*options.exclude, *options.extend_exclude])
+        return min((stdin_name if f == "-" else f for f in files), default=None)
+    except Exception:  # another flake8 version's internals, or options from a test double
+        return None
 
 
 def reported_rules(options) -> tuple:

@@ -6,7 +6,8 @@ import os
 import pytest
 
 from cli_tools import DEEPCOPY, reported, run_cli
-from flake8_tensorcopy.discovery import compile_patterns, default_excludes, discover, excluded
+from flake8_tensorcopy.discovery import default_excludes, discover
+from flake8_tensorcopy.gitignore import compile_patterns, excluded
 
 
 @pytest.mark.parametrize("pattern, path, is_dir, expected", [
@@ -54,7 +55,7 @@ def test_walk_skips_default_folders_and_virtual_environments(tmp_path):
     make_tree(tmp_path, ["pkg/a.py", "pkg/b.pyi", "nb.ipynb", "pkg/notes.txt", ".venv/lib/x.py",
                          "pkg/__pycache__/a.py", ".git/hooks/h.py", "myenv/lib/y.py", "build/z.py"])
     (tmp_path / "myenv" / "pyvenv.cfg").write_text("home = /usr\n")
-    found = discover([str(tmp_path)], default_excludes())
+    found = discover([str(tmp_path)], default_excludes()).files
     assert rel(tmp_path, found) == ["nb.ipynb", "pkg/a.py", "pkg/b.pyi"]
 
 
@@ -64,19 +65,19 @@ def test_gitignore_files_of_the_walk_and_of_the_repository_above(tmp_path):
     make_tree(tmp_path, ["src/generated/g.py", "src/api_pb2.py", "src/ok.py", "src/sub/skip.py",
                          "src/sub/keep.py", "other/generated.py"])
     (tmp_path / "src" / "sub" / ".gitignore").write_text("*.py\n!keep.py\n")
-    found = discover([str(tmp_path / "src")], default_excludes())  # the root's .gitignore applies
+    found = discover([str(tmp_path / "src")], default_excludes()).files  # the root's .gitignore applies
     assert rel(tmp_path, found) == ["src/ok.py", "src/sub/keep.py"]
 
 
 def test_gitignore_outside_a_repository_is_not_read_from_parents(tmp_path):
     (tmp_path / ".gitignore").write_text("*.py\n")
     make_tree(tmp_path, ["proj/a.py"])
-    assert rel(tmp_path, discover([str(tmp_path / "proj")], default_excludes())) == ["proj/a.py"]
+    assert rel(tmp_path, discover([str(tmp_path / "proj")], default_excludes()).files) == ["proj/a.py"]
 
 
 def test_named_files_are_deduplicated_and_sorted(tmp_path):
     make_tree(tmp_path, ["b.py", "a/c.py"])
-    found = discover([str(tmp_path / "b.py"), str(tmp_path), str(tmp_path / "a" / "c.py")], default_excludes())
+    found = discover([str(tmp_path / "b.py"), str(tmp_path), str(tmp_path / "a" / "c.py")], default_excludes()).files
     assert rel(tmp_path, found) == ["a/c.py", "b.py"]
 
 

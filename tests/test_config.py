@@ -113,9 +113,10 @@ def test_flake8_plugin_shares_the_pyproject_tensor_functions_and_survives_a_brok
     (tmp_path / "a.py").write_text(DECLARED)
     write_config(tmp_path, 'tensor-functions = ["make_batch"]\n')
     assert "a.py:7:12: TEN202" in flake8(tmp_path, "a.py").stdout
-    write_config(tmp_path, 'tensor-functions = "make_batch"\n')  # invalid: check reports it, flake8 runs
+    write_config(tmp_path, 'tensor-functions = "make_batch"\n')  # invalid: said once (TEN000), flake8 runs
     proc = flake8(tmp_path, "a.py")
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    assert proc.stdout.startswith("a.py:1:1: TEN000 flake8-tensorcopy ignores its configuration: ")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
 
 
 def test_config_option_names_the_file_to_use(tmp_path):

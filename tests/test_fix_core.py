@@ -147,14 +147,11 @@ def test_a_fix_that_would_leave_a_name_unbound_is_dropped_with_its_reason():
 
 
 def test_fix_tags_a_dropped_fix_with_its_reason():
-    import argparse
-
     from fix_rules import REBIND
     from flake8_tensorcopy import fixcmd
     from flake8_tensorcopy.fixer import fix_source
 
     outcome = fix_source("memory = 1\n\n\ndef step():\n    keep(memory)\n", "t.py", [REBIND])
     (left,) = outcome.remaining
-    dropped = {fixcmd._key(left): outcome.dropped[id(left)]}
-    tag = fixcmd._tag(left, None, argparse.Namespace(unsafe_fixes=False), dropped)
-    assert tag == "[fix dropped: the fix would leave 'memory' undefined or unbound]"
+    tag = fixcmd._tag(left, False, outcome.dropped[id(left)])
+    assert tag == "fix dropped: the fix would leave 'memory' undefined or unbound"

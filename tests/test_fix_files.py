@@ -72,7 +72,7 @@ def test_unreadable_input_untouched_exit_2(tmp_path, capsys, data, says):
 
 def test_missing_path_exit_2(tmp_path, capsys):
     code, _, err = run_fix(capsys, tmp_path / "nope.py")
-    assert code == 2 and "no such file" in err
+    assert code == 2 and "No such file" in err
 
 
 def test_symlink_out_of_the_tree_is_skipped_and_said(tmp_path, capsys):

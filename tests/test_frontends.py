@@ -1,0 +1,151 @@
+"""`check`, `fix`, the flake8 plugin and the LibCST codemod agree: the same files, the same options with
+the same defaults, the same [tool.flake8-tensorcopy] table, the same notebook positions (issue 14)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from cli_tools import DEEPCOPY, ROOT, notebook_text, reported, run_cli
+from flake8_tensorcopy import config
+from flake8_tensorcopy.cli import build_parser
+from flake8_tensorcopy.settings import Options, selection
+
+FIX_ONLY = {"--diff", "--check", "--unsafe-fixes"}
+DECLARED = "import copy\nfrom mylib import load\n\n\ndef f():\n    b = load()\n    return copy.copy(b)\n"
+
+
+def make(root, names, text=DEEPCOPY):
+    for name in names:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def fixed_names(proc) -> set[str]:
+    return {line[4:] for line in proc.stdout.splitlines() if line.startswith("+++ ")}
+
+
+def test_check_and_fix_diff_see_the_same_files(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("*_gen.py\n/scratch/\n")
+    make(tmp_path, ["src/a.py", "src/b_gen.py", "scratch/s.py", "env/lib/v.py", "build/x.py", "src/keep/c.py"])
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr\n")
+    (tmp_path.parent / "outside.py").write_text(DEEPCOPY)
+    (tmp_path / "src" / "link.py").symlink_to(tmp_path.parent / "outside.py")
+    check = run_cli("check", "-j1", cwd=tmp_path)
+    fix = run_cli("fix", "--diff", "--unsafe-fixes", cwd=tmp_path)  # both default to "."
+    assert {path for path, _, _ in reported(check.stdout)} == {"src/a.py", "src/keep/c.py"}
+    assert fixed_names(fix) == {"src/a.py", "src/keep/c.py"}
+    note = f"src/link.py: skipped: a symlink to {tmp_path.parent / 'outside.py'}, outside ."
+    assert note in check.stderr and note in fix.stderr
+
+
+def test_check_and_fix_share_every_option_with_the_same_defaults():
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+
+    def options(name):
+        return {repr((a.option_strings or a.dest, a.default, a.nargs, a.type, a.choices, a.help))
+                for a in sub.choices[name]._actions if not set(a.option_strings) & FIX_ONLY}
+
+    assert options("check") == options("fix")
+    assert {"--exclude", "--extend-exclude", "--config", "--tensor-functions", "--format", "--show-source"} <= {
+        s for a in sub.choices["fix"]._actions for s in a.option_strings}
+
+
+def test_fix_honours_the_options_check_has(tmp_path):
+    make(tmp_path, ["a.py", "legacy/old.py"])
+    (tmp_path / "ci.toml").write_text('[tool.flake8-tensorcopy]\nignore = ["TEN201"]\n')
+    assert fixed_names(run_cli("fix", "--diff", "--unsafe-fixes", "--extend-exclude", "legacy", cwd=tmp_path)) == {
+        "a.py"}
+    assert run_cli("fix", "--check", "--unsafe-fixes", "--config", "ci.toml", cwd=tmp_path).returncode == 0
+    quiet = run_cli("fix", "--diff", "-q", "--unsafe-fixes", "a.py", cwd=tmp_path)
+    assert quiet.returncode == 1 and "finding(s) would be fixed" not in quiet.stderr + quiet.stdout
+
+
+def test_fix_prints_the_findings_it_leaves_in_check_formats(tmp_path):
+    make(tmp_path, ["a.py"], DECLARED)
+    check = run_cli("check", "--format", "json", "--tensor-functions", "load", "a.py", cwd=tmp_path)
+    fix = run_cli("fix", "--format", "json", "--tensor-functions", "load", "a.py", cwd=tmp_path)
+    assert check.returncode == fix.returncode == 1  # TEN202's fix is unsafe: nothing fixed, one left
+    assert json.loads(fix.stdout)["findings"] == json.loads(check.stdout)["findings"] != []
+    assert run_cli("fix", "--format", "json", "a.py", cwd=tmp_path).returncode == 0  # load() is not a tensor
+    refused = run_cli("fix", "--diff", "--format", "sarif", "a.py", cwd=tmp_path)
+    assert refused.returncode == 2 and "--diff prints a diff" in refused.stderr
+
+
+def test_fix_reports_notebook_findings_by_cell_as_check_does(tmp_path):
+    (tmp_path / "train.ipynb").write_text(notebook_text())
+    assert reported(run_cli("check", "train.ipynb", cwd=tmp_path).stdout) == [("train.ipynb", "cell 4:3:13", "TEN201")]
+    left = run_cli("fix", "--diff", "train.ipynb", cwd=tmp_path).stdout.splitlines()
+    assert left[0].startswith("train.ipynb:cell 4:3:13: TEN201 ") and left[0].endswith("[unsafe fix: --unsafe-fixes]")
+    done = run_cli("fix", "--diff", "--unsafe-fixes", "train.ipynb", cwd=tmp_path).stdout.splitlines()
+    assert done[0].startswith("train.ipynb:cell 4:3:13: TEN201 ") and done[0].endswith("[would fix, unsafe]")
+
+
+def test_codemod_honours_the_configuration(tmp_path):
+    make(tmp_path, ["a.py", "vendor/v.py"])
+    (tmp_path / "pyproject.toml").write_text('[tool.flake8-tensorcopy]\nignore = ["TEN201"]\n')
+    cmd = [sys.executable, "-m", "libcst.tool", "codemod", "-x", "flake8_tensorcopy.codemod.TensorCopyCodemod",
+           "--no-format", "--unsafe-fixes", "."]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, check=True)
+    assert (tmp_path / "a.py").read_text() == DEEPCOPY  # TEN201 is ignored
+    (tmp_path / "pyproject.toml").write_text('[tool.flake8-tensorcopy]\nextend-exclude = ["vendor/"]\n')
+    subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, check=True)
+    assert "t.detach().clone()" in (tmp_path / "a.py").read_text()
+    assert (tmp_path / "vendor" / "v.py").read_text() == DEEPCOPY  # excluded
+
+
+def flake8(cwd, *args):
+    return subprocess.run([sys.executable, "-m", "flake8", "--select", "TEN", *args], capture_output=True,
+                          text=True, cwd=cwd, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+@pytest.mark.parametrize("body, words", [
+    (b'selekt = ["TEN"]\n', "unknown key 'selekt'"),
+    (b'tensor-functions = "make_batch"\n', "'tensor-functions' must be a list of strings"),
+    (b'select = ["TEN1"] # \xff\n', "not UTF-8"),
+    (b'select = [\n', "cannot read"),
+])
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_the_plugin_reports_a_bad_table_once_per_run_as_check_does(tmp_path, body, words, jobs):
+    (tmp_path / "pyproject.toml").write_bytes(b"[tool.flake8-tensorcopy]\n" + body)
+    make(tmp_path, [f"m{i}.py" for i in range(6)] + ["sub/a.py"])
+    check = run_cli("check", ".", cwd=tmp_path)
+    message = check.stderr.strip().removeprefix("flake8-tensorcopy: error: ")
+    assert check.returncode == 2 and words in message
+    proc = flake8(tmp_path, "-j", jobs, ".")
+    notices = [line for line in proc.stdout.splitlines() if " TEN000 " in line]
+    assert notices == [f"./m0.py:1:1: TEN000 flake8-tensorcopy ignores its configuration: {message}"]
+    assert proc.stdout.count(" TEN201 ") == 7 and "Traceback" not in proc.stderr  # every file still checked
+
+
+def test_the_plugin_uses_the_table_found_as_check_finds_it(tmp_path):
+    make(tmp_path, ["pkg/a.py"], DECLARED)
+    (tmp_path / "pyproject.toml").write_text('[tool.flake8-tensorcopy]\ntensor-functions = ["load"]\n')
+    path = f"{tmp_path.name}/pkg/a.py"  # run from outside the project: found above the path, not the cwd
+    assert [c for _, _, c in reported(flake8(tmp_path.parent, path).stdout)] == ["TEN202"]
+    assert [c for _, _, c in reported(run_cli("check", path, cwd=tmp_path.parent).stdout)] == ["TEN202"]
+
+
+def test_rules_and_explain_say_what_ten000_is(tmp_path):
+    assert "TEN000 is not a rule" in run_cli("rules", cwd=tmp_path).stdout
+    assert run_cli("explain", "TEN000", cwd=tmp_path).stdout.startswith("TEN000 is not a rule")
+
+
+def test_a_pyproject_is_parsed_once_however_many_files_ask(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.flake8-tensorcopy]\nignore = ["TEN2"]\n')
+    for name in ("a", "b/c"):
+        (tmp_path / name).mkdir(parents=True)
+    parsed = []
+    real = config._parse
+    monkeypatch.setattr(config, "_parse", lambda path: parsed.append(path) or real(path))
+    for folder in ["a", "b/c", "a", "."] * 5:
+        assert selection(Options(paths=[str(tmp_path / folder)])).ignore == ("TEN2",)
+    assert parsed == [str(tmp_path / "pyproject.toml")]
+    (tmp_path / "pyproject.toml").write_text('[tool.flake8-tensorcopy]\nignore = ["TEN1"]\n\n')  # a new version
+    assert selection(Options(paths=[str(tmp_path / "a")])).ignore == ("TEN1",) and len(parsed) == 2

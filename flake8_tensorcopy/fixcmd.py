@@ -46,6 +46,7 @@ class Report:
     error: Optional[str] = None  # the file is left untouched
     skipped: Optional[str] = None  # not a file to fix (a symlink out of the tree), said so
     rule_errors: list[str] = field(default_factory=list)
+    cell_errors: list[tuple[int, str]] = field(default_factory=list)  # notebook cells that do not parse: untouched
     dropped: dict[tuple, str] = field(default_factory=dict)  # (line, col, code) -> why its fix was refused
 
 
@@ -149,6 +150,7 @@ def _work(job: Job) -> Report:
         rules = [BY_CODE[c] for c in job.codes]
         notebook = read_notebook(src.text) if job.display.endswith(".ipynb") else None
         program = notebook.program if notebook else src.text  # a notebook's code cells as one program
+        report.cell_errors = notebook.errors if notebook else []
         outcome = fix_source(program, job.display, rules, unsafe=job.unsafe, tensor_functions=job.tensor_functions)
         report.applied, report.remaining = outcome.applied, outcome.remaining
         report.dropped = {_key(f): outcome.dropped[id(f)] for f in outcome.remaining if id(f) in outcome.dropped}
@@ -180,7 +182,9 @@ def _handle(report: Report, args, out, counts) -> int:
         return 2
     for error in report.rule_errors:
         print(f"{report.display}: internal error: {error}", file=sys.stderr)
-    status = 2 if report.rule_errors else 0
+    for cell, message in report.cell_errors:
+        print(f"{report.display}:cell {cell}: error: {message}; cell left untouched", file=sys.stderr)
+    status = 2 if report.rule_errors or report.cell_errors else 0
     preview = args.diff or args.check
     if report.path == "-" and not preview:
         sys.stdout.buffer.write(report.new if report.new is not None else report.original)

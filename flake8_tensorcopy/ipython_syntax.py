@@ -1,0 +1,146 @@
+"""A notebook cell read as IPython reads it (IPython.core.inputtransformer2), as Python of the same
+line count, so that line numbers never move.
+
+IPython removes the indent of the cell's first non-blank line from every line that starts with it; runs
+a cell whose first non-blank line is `%%name` as that cell magic; and rewrites special syntax that
+starts a logical line: `%magic`, `!shell`, `!!shell`, `?obj`, `,f a`, `;f a`, `/f a` (with their
+backslash continuation lines), `x = %magic` and `x = !shell`, and a logical line ending in `obj?` or
+`obj??`. Inside brackets, strings and comments nothing is special. Here such a line becomes `pass` at
+its indentation (`x = None` for an assignment) and its continuation lines become blank; a cell magic of
+another language (`%%bash`, `%%writefile`) blanks the whole cell.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+# Cell magics whose body is Python (the rest run another language or write a file).
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "memit", "mprun", "pypy"})
+
+_INDENT = re.compile(r"[ \t]*")
+_ESCAPE = re.compile(r"[ \t]*(?:[?,;]|%(?!=)|!(?!=)|/(?![/=]))")  # an operator such as `%=` is no escape
+_MAGIC_RHS = re.compile(r"([ \t]*)(?:!(?!=)|%[ \t]*(?!\d)\w)")  # after `x =`: `!cmd`, `%name ...`
+_HELP_END = re.compile(r"%{0,2}(?!\d)[\w*]+(?:\.(?!\d)[\w*]+|\[-?[0-9]+\])*\?\??$")  # IPython's _help_end_re
+_TOKEN = re.compile(r"(?P<comment>#)|(?P<quote>'''|\"\"\"|'|\")|(?P<open>[(\[{])|(?P<close>[)\]}])"
+                    r"|(?P<op>(?:\*\*|//|>>|<<|[-+*/%&|^@<>!=:])?=+)")
+_STRING_OR_COMMENT = re.compile(r"[#'\"]")  # a line without these only needs its brackets counted
+_STRING_END = {q: re.compile(r"(?:[^\\]|\\.)*?" + q) for q in ("'''", '"""', "'", '"')}
+
+
+def read_cell(lines: list[str]) -> tuple[list[str], str]:
+    """(the cell's lines as the Python IPython runs, one for one; the indent IPython removed)."""
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return list(lines), ""
+    indent = _INDENT.match(lines[first]).group()
+    lines = [line[len(indent):] if line.startswith(indent) else line for line in lines]
+    head = lines[first]
+    if head.startswith("%%") and not re.match(r"%%\w+\?", head):  # `%%time?` asks for help instead
+        if (head[2:].split(None, 1) or [""])[0] not in PYTHON_CELL_MAGICS:
+            return [""] * len(lines), indent
+        return lines[:first] + [""] + _neutralise(lines[first + 1:]), indent
+    return _neutralise(lines), indent
+
+
+def neutralise(lines: list[str]) -> list[str]:
+    """A cell's lines with IPython syntax replaced by Python of the same line count (and dedented)."""
+    return read_cell(lines)[0]
+
+
+def _neutralise(lines: list[str]) -> list[str]:
+    out, state, i, begin = list(lines), LogicalLines(), 0, 0
+    while i < len(lines):
+        line = lines[i]
+        if state.at_start:
+            begin = i
+            assigned = None if _ESCAPE.match(line) else _magic_assignment(line)
+            if assigned is not None or _ESCAPE.match(line):
+                end = i
+                while lines[end].endswith("\\") and end + 1 < len(lines):
+                    end += 1
+                out[i:end + 1] = [assigned or _INDENT.match(line).group() + "pass"] + [""] * (end - i)
+                i = end + 1
+                continue
+        code_end = state.feed(line)
+        if state.at_start and code_end == len(line) and line.endswith("?") and \
+                _HELP_END.search("\n".join(lines[begin:i + 1])):
+            out[begin:i + 1] = [_INDENT.match(lines[begin]).group() + "pass"] + [""] * (i - begin)
+        i += 1
+    return out
+
+
+def _magic_assignment(line: str) -> Optional[str]:
+    """`x = None` for a line `x = !cmd` or `x = %magic args` (the first `=` outside brackets), else None."""
+    if "=" not in line or ("!" not in line and "%" not in line):
+        return None
+    depth, pos = 0, 0
+    while True:
+        m = _TOKEN.search(line, pos)
+        if m is None or m.lastgroup == "comment":
+            return None
+        if m.lastgroup == "quote":
+            end = _STRING_END[m.group()].match(line, m.end())
+            if end is None:
+                return None
+            pos = end.end()
+            continue
+        if m.lastgroup == "op" and m.group() == "=" and depth == 0:
+            rhs = _MAGIC_RHS.match(line, m.end())
+            return line[:m.end()] + rhs.group(1) + "None" if rhs else None
+        depth += {"open": 1, "close": -1}.get(m.lastgroup, 0)
+        pos = m.end()
+
+
+class LogicalLines:
+    """Python's logical lines, fed one physical line at a time: open brackets, an open string and a
+    backslash continuation carry a logical line over to the next physical line."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.quote: Optional[str] = None
+        self.continued = False
+
+    @property
+    def at_start(self) -> bool:
+        """Whether the next physical line starts a logical line."""
+        return not (self.depth or self.quote or self.continued)
+
+    def feed(self, line: str) -> int:
+        """Read one physical line; returns where its code ends (a comment's start, else its length)."""
+        pos, self.continued = 0, False
+        if self.quote:
+            end = _STRING_END[self.quote].match(line)
+            if end is None:
+                if len(self.quote) == 1 and not _odd_backslashes(line):
+                    self.quote = None  # an unterminated string ends with its line
+                return len(line)
+            pos, self.quote = end.end(), None
+        elif not _STRING_OR_COMMENT.search(line):
+            self.depth = max(0, self.depth + sum(map(line.count, "([{")) - sum(map(line.count, ")]}")))
+            self.continued = line.endswith("\\")
+            return len(line)
+        while True:
+            m = _TOKEN.search(line, pos)
+            if m is None:
+                break
+            if m.lastgroup == "comment":
+                return m.start()
+            if m.lastgroup == "quote":
+                end = _STRING_END[m.group()].match(line, m.end())
+                if end is None:
+                    if len(m.group()) == 3 or _odd_backslashes(line):
+                        self.quote = m.group()
+                    return len(line)
+                pos = end.end()
+                continue
+            if m.lastgroup == "open":
+                self.depth += 1
+            elif m.lastgroup == "close":
+                self.depth = max(0, self.depth - 1)
+            pos = m.end()
+        self.continued = line.endswith("\\")
+        return len(line)
+
+
+def _odd_backslashes(line: str) -> bool:
+    return (len(line) - len(line.rstrip("\\"))) % 2 == 1

@@ -9,7 +9,8 @@ A comment line (BOUNDARY) separates two cells, so fixes map back to their own ce
 `Notebook.locate(line)` maps a program line to (cell number, line in cell) and `Notebook.column` a
 column; cell numbers are 1-based positions among all the notebook's cells, markdown included, so
 `cell 3` is the third cell on screen. `Notebook.with_program(fixed)` writes a changed program back into
-the code cells, keeping the IPython lines, each cell's indent, the outputs and the file's JSON layout.
+the code cells, keeping the IPython lines and each cell's indent, and every byte of the file outside the
+changed cells' `source` values (notebook_json.py).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from typing import Optional
 
 from .engine import AnalysisError, could_fire, parse
 from .ipython_syntax import read_cell
+from .notebook_json import replace_sources
 from .rules import RULES
 
 BOUNDARY = "# --- tensorcopy: next cell ---"  # a comment line between two cells of the program
@@ -98,7 +100,8 @@ class Notebook:
                 changed[index] = after if isinstance(cell.get("source"), str) else as_list
         if not changed:
             return self.text
-        return self._dump(changed)
+        spliced = replace_sources(self.text, changed)
+        return spliced if spliced is not None else self._dump(changed)
 
     def _code_cells(self) -> list[int]:
         return [i for i, cell in enumerate(self.data["cells"])

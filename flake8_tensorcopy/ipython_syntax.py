@@ -20,6 +20,7 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "m
 _INDENT = re.compile(r"[ \t]*")
 _ESCAPE = re.compile(r"[ \t]*(?:[?,;]|%(?!=)|!(?!=)|/(?![/=]))")  # an operator such as `%=` is no escape
 _MAGIC_RHS = re.compile(r"([ \t]*)(?:!(?!=)|%[ \t]*(?!\d)\w)")  # after `x =`: `!cmd`, `%name ...`
+HELP_TARGET = 200  # the longest `obj.attr?` looked for: a longer match would cost time quadratic in it
 _HELP_END = re.compile(r"%{0,2}(?!\d)[\w*]+(?:\.(?!\d)[\w*]+|\[-?[0-9]+\])*\?\??$")  # IPython's _help_end_re
 _TOKEN = re.compile(r"(?P<comment>#)|(?P<quote>'''|\"\"\"|'|\")|(?P<open>[(\[{])|(?P<close>[)\]}])"
                     r"|(?P<op>(?:\*\*|//|>>|<<|[-+*/%&|^@<>!=:])?=+)")
@@ -62,8 +63,9 @@ def _neutralise(lines: list[str]) -> list[str]:
                 i = end + 1
                 continue
         code_end = state.feed(line)
-        if state.at_start and code_end == len(line) and line.endswith("?") and \
-                _HELP_END.search("\n".join(lines[begin:i + 1])):
+        ends = state.at_start or (i == len(lines) - 1 and not state.quote)  # the cell ends a logical line too
+        if ends and code_end == len(line) and line.endswith("?") and \
+                _HELP_END.search(line, max(0, len(line) - HELP_TARGET)):
             out[begin:i + 1] = [_INDENT.match(lines[begin]).group() + "pass"] + [""] * (i - begin)
         i += 1
     return out
@@ -107,6 +109,8 @@ class LogicalLines:
 
     def feed(self, line: str) -> int:
         """Read one physical line; returns where its code ends (a comment's start, else its length)."""
+        # A line that is only a backslash continues no logical line yet: the next one starts it.
+        joins = line.endswith("\\") and (not self.at_start or bool(line[:-1].strip()))
         pos, self.continued = 0, False
         if self.quote:
             end = _STRING_END[self.quote].match(line)
@@ -117,7 +121,7 @@ class LogicalLines:
             pos, self.quote = end.end(), None
         elif not _STRING_OR_COMMENT.search(line):
             self.depth = max(0, self.depth + sum(map(line.count, "([{")) - sum(map(line.count, ")]}")))
-            self.continued = line.endswith("\\")
+            self.continued = joins
             return len(line)
         while True:
             m = _TOKEN.search(line, pos)
@@ -138,7 +142,7 @@ class LogicalLines:
             elif m.lastgroup == "close":
                 self.depth = max(0, self.depth - 1)
             pos = m.end()
-        self.continued = line.endswith("\\")
+        self.continued = joins
         return len(line)
 
 

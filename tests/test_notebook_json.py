@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, strategies as st
 
 from notebook_tools import code_notebook, fix_notebook
 from flake8_tensorcopy.notebook import read_notebook
@@ -63,3 +64,26 @@ def test_without_a_source_to_replace_the_whole_file_is_written_again():
     out = nb.with_program("import copy\n" + nb.program)
     data["cells"][0]["source"] = ["import copy"]
     assert out == json.dumps(data, indent=2)
+
+
+LINES = st.lists(st.text(st.characters(blacklist_categories=("Cs",)), max_size=12).map(lambda s: s + "\n"), max_size=4)
+LAYOUT = st.fixed_dictionaries({"indent": st.sampled_from([None, 1, 2, "\t"]), "ensure_ascii": st.booleans(),
+                                "separators": st.sampled_from([(",", ": "), (", ", ": "), (",", ":")])})
+
+
+@given(st.lists(st.one_of(LINES, LINES.map("".join)), min_size=1, max_size=4), LAYOUT, st.booleans(),
+       st.data())
+def test_spliced_sources_read_back_and_nothing_else_moves(sources, layout, crlf, data):
+    nb = {"cells": [{"cell_type": "code", "metadata": {"x": "a/b"}, "source": s} for s in sources],
+          "metadata": {}, "nbformat": 4}
+    text = json.dumps(nb, **layout)
+    text = text.replace("\n", "\r\n") if crlf else text
+    index = data.draw(st.integers(0, len(sources) - 1))
+    new = data.draw(LINES)
+    new = "".join(new) if isinstance(sources[index], str) else new
+    out = replace_sources(text, {index: new})
+    nb["cells"][index]["source"] = new
+    assert json.loads(out) == nb
+    start, end = source_spans(text)[index]
+    assert out.startswith(text[:start]) and out.endswith(text[end:])
+    assert ("\n" in out.replace("\r\n", "")) == ("\n" in text.replace("\r\n", ""))  # line ends kept

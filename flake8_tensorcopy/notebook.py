@@ -90,6 +90,8 @@ class Notebook:
             if not python:
                 return self.text
             sources[python[0]] = [_indented(self.indents[python[0]], line) for line in moved] + sources[python[0]]
+        for index, texts in zip(cells, originals):
+            sources[index] = _cell_magic_first(sources[index], texts)
         changed = {}
         for index, lines in sources.items():
             cell = self.data["cells"][index]
@@ -180,6 +182,20 @@ def _parse_error(lines: list[str]) -> Optional[str]:
     except AnalysisError as exc:
         return str(exc)
     return None
+
+
+def _cell_magic_first(lines: list[str], texts: list[str]) -> list[str]:
+    """A cell's new lines with those added above its `%%time`-like first line (`texts` is the cell as it
+    was) moved just below it: above it, the magic would no longer be a cell magic."""
+    head = next((line for line in texts if line.strip()), "")
+    if not head.lstrip().startswith("%%") or head not in lines:
+        return lines
+    k, prefix = lines.index(head), texts[:texts.index(head)]  # blank lines the cell had above its magic
+    added = lines[:k]
+    for line in prefix:
+        if line in added:
+            added.remove(line)
+    return prefix + [head] + added + lines[k + 1:]
 
 
 def _indented(indent: str, line: str) -> str:

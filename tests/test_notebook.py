@@ -138,3 +138,11 @@ def test_a_notebook_whose_first_code_cell_is_empty_is_fixed(tmp_path, capsys):
     source = "import torch\nh = torch.ones(3)\nb = torch.tensor(h)\n"
     code, text, _ = fix_notebook(tmp_path, capsys, code_notebook([], source))
     assert code == 0 and cell_sources(text) == ["", source.replace("torch.tensor(h)", "h.detach().clone()")]
+
+
+def test_an_added_import_goes_below_a_python_cell_magic(tmp_path, capsys):
+    train = ("def fit(model, loader, opt):\n    best = model.state_dict()\n    for x in loader:\n"
+             "        opt.step()\n    model.load_state_dict(best)\n")
+    cells = _fixed_cells(tmp_path, capsys, code_notebook("\n%%time\n" + train), "--unsafe-fixes")
+    fixed = train.replace("= model.state_dict()", "= copy.deepcopy(model.state_dict())")
+    assert cells == ["\n%%time\nimport copy\n\n" + fixed]  # above it, %%time would be a line magic

@@ -2,12 +2,13 @@
 line count, so that line numbers never move.
 
 IPython removes the indent of the cell's first non-blank line from every line that starts with it; runs
-a cell whose first non-blank line is `%%name` as that cell magic; and rewrites special syntax that
-starts a logical line: `%magic`, `!shell`, `!!shell`, `?obj`, `,f a`, `;f a`, `/f a` (with their
-backslash continuation lines), `x = %magic` and `x = !shell`, and a logical line ending in `obj?` or
-`obj??`. Inside brackets, strings and comments nothing is special. Here such a line becomes `pass` at
-its indentation (`x = None` for an assignment) and its continuation lines become blank; a cell magic of
-another language (`%%bash`, `%%writefile`) blanks the whole cell.
+a cell whose first non-blank line is `%%name` as that cell magic; rewrites special syntax that starts a
+logical line: `%magic`, `!shell`, `!!shell`, `?obj`, `,f a`, `;f a`, `/f a` (with their backslash
+continuation lines), `x = %magic` and `x = !shell`, and a logical line ending in `obj?` or `obj??`; and
+runs a one-line cell such as `pip install x` as a magic (automagic). Inside brackets, strings and
+comments nothing is special. Here such a line becomes `pass` at its indentation (`x = None` for an
+assignment) and its continuation lines become blank; a cell magic of another language (`%%bash`,
+`%%writefile`) blanks the whole cell.
 """
 from __future__ import annotations
 
@@ -16,6 +17,16 @@ from typing import Optional
 
 # Cell magics whose body is Python (the rest run another language or write a file).
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "memit", "mprun", "pypy"})
+
+# IPython 8's line magics and shell aliases, and ipykernel's: what a one-line cell may call without `%`.
+AUTOMAGIC = frozenset("""
+    alias alias_magic autoawait autocall automagic autosave bookmark cat cd clear colors conda config
+    connect_info cp debug dhist dirs doctest_mode ed edit env gui hist history killbgscripts ldir less lf lk
+    ll load load_ext loadpy logoff logon logstart logstate logstop ls lsmagic lx macro magic man matplotlib
+    mkdir more mv notebook page pastebin pdb pdef pdoc pfile pinfo pinfo2 pip popd pprint precision prun
+    psearch psource pushd pwd pycat pylab qtconsole quickref recall rehashx reload_ext rep rerun reset
+    reset_selective rm rmdir run save sc set_env sx system tb time timeit unalias unload_ext who who_ls whos
+    xdel xmode""".split())
 
 _INDENT = re.compile(r"[ \t]*")
 _ESCAPE = re.compile(r"[ \t]*(?:[?,;]|%(?!=)|!(?!=)|/(?![/=]))")  # an operator such as `%=` is no escape
@@ -46,6 +57,18 @@ def read_cell(lines: list[str]) -> tuple[list[str], str]:
 def neutralise(lines: list[str]) -> list[str]:
     """A cell's lines with IPython syntax replaced by Python of the same line count (and dedented)."""
     return read_cell(lines)[0]
+
+
+def automagic(lines: list[str]) -> Optional[list[str]]:
+    """A cell read as IPython's automagic reads it, or None when it does not apply: a cell of one line (after
+    its leading blank lines) whose first word names a line magic runs as that magic (`pip install x`,
+    `ls /data`). IPython does so unless a variable shadows the name; here, only when the cell is not
+    Python (`ls` alone stays the name it may well be)."""
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    word = re.match(r"[ \t]*([\w.]+)(?:[ \t]|$)", lines[first]) if first == len(lines) - 1 else None
+    if word is None or word.group(1).split(".")[0] not in AUTOMAGIC:
+        return None
+    return lines[:first] + [_INDENT.match(lines[first]).group() + "pass"]
 
 
 def _neutralise(lines: list[str]) -> list[str]:

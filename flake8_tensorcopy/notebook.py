@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .engine import AnalysisError, could_fire, parse
-from .ipython_syntax import read_cell
+from .ipython_syntax import automagic, read_cell
 from .notebook_json import replace_sources
 from .rules import RULES
 
@@ -151,6 +151,8 @@ def read_notebook(text: str) -> Notebook:
     previous = None  # the last code cell's index
     for (index, raw), (lines, indent) in zip(cells, read):
         error = _parse_error(lines) if checked else None
+        if error and automagic(lines):
+            lines, error = automagic(lines), None
         if error or (any(map(str.strip, raw)) and not any(map(str.strip, lines))):  # a %%bash-like cell
             nb.frozen.add(index)
             lines = [""] * len(raw)

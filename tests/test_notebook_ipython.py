@@ -12,7 +12,7 @@ import pytest
 
 from cli_tools import run_cli
 from notebook_tools import cell_sources, code_notebook, fix_notebook
-from flake8_tensorcopy.ipython_syntax import neutralise, read_cell
+from flake8_tensorcopy.ipython_syntax import automagic, neutralise, read_cell
 from flake8_tensorcopy.notebook import BOUNDARY, read_notebook
 
 # Where a logical line starts (IPython turns these into calls; here they become Python of one line each).
@@ -130,3 +130,13 @@ def test_an_unparsable_cell_is_blank_in_the_program_and_never_edited():
     assert nb.column(6, 0) == 2 and nb.locate(6) == (3, 1)
     assert cell_sources(nb.with_program("import copy\n" + nb.program.replace("y = 2", "y = 3"))) == [
         BROKEN, "import copy\nx = 1\n", "  y = 3\n"]  # lines added to it go to the first cell that parses
+
+
+def test_a_one_line_cell_that_is_not_python_may_be_automagic():
+    assert automagic(["", "pip install torch==2.1"]) == ["", "pass"]
+    assert automagic(["ls /content/checkpoints/"]) == ["pass"]
+    assert automagic(["pip install a", "import a"]) is None  # two lines: IPython applies it to one only
+    assert automagic(["bibtex {x}"]) is None  # not a magic's name
+    text = code_notebook("import torch\nh = torch.ones(3)\n", "pip install torch", "cd ..\n", "b = torch.tensor(h)\n")
+    nb = read_notebook(text)
+    assert nb.errors == [] and nb.program.splitlines()[3:6] == ["pass", BOUNDARY, "pass"]

@@ -73,14 +73,7 @@ class Notebook:
         originals = _segments("\n".join(self.original))
         sources, moved = {}, []
         for index, before, after, texts in zip(cells, old, new, originals):
-            lines, added = [], []
-            matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-            for op, i1, i2, j1, j2 in matcher.get_opcodes():
-                if op == "equal":
-                    lines += texts[i1:i2]
-                else:
-                    lines += [_indented(self.indents[index], line) for line in after[j1:j2]]
-                    added += [line for line in after[j1:j2] if line.strip()]
+            lines, added = self._rewritten(index, before, after, texts)
             if lines != texts and index in self.frozen:
                 moved += added
                 lines = texts
@@ -90,12 +83,10 @@ class Notebook:
             if not python:
                 return self.text
             sources[python[0]] = [_indented(self.indents[python[0]], line) for line in moved] + sources[python[0]]
-        for index, texts in zip(cells, originals):
-            sources[index] = _cell_magic_first(sources[index], texts)
         changed = {}
-        for index, lines in sources.items():
+        for index, texts in zip(cells, originals):
             cell = self.data["cells"][index]
-            before = _source_text(cell)
+            lines, before = _cell_magic_first(sources[index], texts), _source_text(cell)
             after = "\n".join(lines) + ("\n" if lines and before.endswith("\n") else "")
             if after != before:
                 as_list = re.findall(r"[^\n]*\n|[^\n]+$", after)
@@ -104,6 +95,18 @@ class Notebook:
             return self.text
         spliced = replace_sources(self.text, changed)
         return spliced if spliced is not None else self._dump(changed)
+
+    def _rewritten(self, index: int, before: list[str], after: list[str], texts: list[str]):
+        """(a cell's new lines: kept lines as written, new ones indented as the cell; the lines added),
+        from its program lines `before` and `after` the edits and its own lines `texts`."""
+        lines, added = [], []
+        for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+            if op == "equal":
+                lines += texts[i1:i2]
+            else:
+                lines += [_indented(self.indents[index], line) for line in after[j1:j2]]
+                added += [line for line in after[j1:j2] if line.strip()]
+        return lines, added
 
     def _code_cells(self) -> list[int]:
         return [i for i, cell in enumerate(self.data["cells"])

@@ -14,6 +14,7 @@ from cli_tools import run_cli
 from notebook_tools import cell_sources, code_notebook, fix_notebook
 from flake8_tensorcopy.ipython_syntax import automagic, neutralise, read_cell
 from flake8_tensorcopy.notebook import BOUNDARY, read_notebook
+from flake8_tensorcopy.notebook_json import source_spans
 
 # Where a logical line starts (IPython turns these into calls; here they become Python of one line each).
 SPECIAL = [
@@ -117,7 +118,8 @@ def test_fix_fixes_the_other_cells_and_leaves_an_unparsable_one_byte_identical(t
     code, after, err = fix_notebook(tmp_path, capsys, text, "--unsafe-fixes")
     assert code == 2
     assert "nb.ipynb:cell 1: error: cannot parse at line 1: " in err
-    assert json.loads(after)["cells"][0] == json.loads(text)["cells"][0]
+    untouched = text[:source_spans(text)[1][0]]  # everything up to the next cell's source: cell 1 whole
+    assert after.startswith(untouched) and json.loads(untouched + "[]}]}")["cells"][0]["source"] == BROKEN
     assert cell_sources(after)[1:] == [  # the import a fix needs goes to a cell that parses
         "import copy\n\n" + train.replace("best = model.state_dict()", "best = copy.deepcopy(model.state_dict())"),
         "import torch\nh = torch.ones(3)\nb = h.detach().clone()\n"]

@@ -51,6 +51,7 @@ class FileReport:
     items: list[Item] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # said on stderr, not an error
+    cell_errors: list[tuple[int, str]] = field(default_factory=list)  # (cell number, message) in a notebook
 
 
 @dataclass(frozen=True)
@@ -76,9 +77,14 @@ def run_check(opts: Options, out: Optional[TextIO] = None, err: Optional[TextIO]
         print("flake8-tensorcopy: interrupted", file=err)
         return 2
     items = sorted((i for r in reports for i in r.items), key=lambda i: i.sort_key)
-    errors = [(r.path, e) for r in sorted(reports, key=lambda r: r.path) for e in r.errors]
-    for path, message in errors:
-        print(f"{path}: error: {message}", file=err)
+    errors = []
+    for r in sorted(reports, key=lambda r: r.path):
+        for message in r.errors:
+            print(f"{r.path}: error: {message}", file=err)
+            errors.append((r.path, message))
+        for cell, message in r.cell_errors:  # a notebook cell that does not parse; the others are checked
+            print(f"{r.path}:cell {cell}: error: {message}", file=err)
+            errors.append((r.path, f"cell {cell}: {message}"))
     for report in reports if not opts.quiet else ():
         for note in report.notes:
             print(f"{report.path}: {note}", file=err)
@@ -134,7 +140,7 @@ def check_file(task: Task) -> FileReport:
         data = task.source if task.source is not None else fileio.read_regular(task.path)
         if task.display.endswith(".ipynb"):
             notebook = read_notebook(data.decode("utf-8-sig"))
-            source = notebook.program
+            source, report.cell_errors = notebook.program, notebook.errors
         else:
             source = fileio.decode(data).text
         result = analyse(source, task.display, [BY_CODE[c] for c in task.codes],
@@ -160,7 +166,9 @@ def to_item(f: Finding, display: str, notebook: Optional[Notebook], lines: Seque
     cell, line = notebook.locate(f.line) if notebook else (None, f.line)
     _, end_line = notebook.locate(f.end_line) if notebook and f.end_line else (None, f.end_line or f.line)
     text = notebook.source_line(f.line) if notebook else (lines[f.line - 1] if f.line <= len(lines) else "")
-    return Item(display, line, f.col + 1, f.code, f.message, end_line, f.end_col + 1, cell, text,
+    col, end_col = (notebook.column(f.line, f.col), notebook.column(f.end_line or f.line, f.end_col)) \
+        if notebook else (f.col, f.end_col)
+    return Item(display, line, col + 1, f.code, f.message, end_line, end_col + 1, cell, text,
                 f.fix.safety.value if f.fix else None, note)
 
 

@@ -49,6 +49,7 @@ class Report:
     error: Optional[str] = None  # the file is left untouched
     skipped: Optional[str] = None  # not a file to fix (a symlink out of the tree), said so
     rule_errors: list[str] = field(default_factory=list)
+    cell_errors: list[tuple[int, str]] = field(default_factory=list)  # notebook cells that do not parse: untouched
 
 
 def cmd_fix(args) -> int:
@@ -73,6 +74,7 @@ def cmd_fix(args) -> int:
             status = max(status, _handle(report, args, out, counts))
             left += report.remaining
             errors += [(report.display, e) for e in [report.error, *report.rule_errors] if e]
+            errors += [(report.display, f"cell {c}: {m}") for c, m in report.cell_errors]
     except KeyboardInterrupt:
         print(f"fix: interrupted; {counts['files']} file(s) written are fully fixed, the others untouched",
               file=sys.stderr)
@@ -113,6 +115,7 @@ def _work(job: Job) -> Report:
         rules = [BY_CODE[c] for c in job.codes]
         notebook = read_notebook(src.text) if job.display.endswith(".ipynb") else None
         program = notebook.program if notebook else src.text  # a notebook's code cells as one program
+        report.cell_errors = notebook.errors if notebook else []
         outcome = fix_source(program, job.display, rules, unsafe=job.unsafe, tensor_functions=job.tensor_functions)
         report.fixed = notebook.with_program(outcome.fixed) if notebook and outcome.changed else (
             src.text if notebook else outcome.fixed)
@@ -150,7 +153,9 @@ def _handle(report: Report, args, out, counts) -> int:
         return 2
     for error in report.rule_errors:
         print(f"{report.display}: internal error: {error}", file=sys.stderr)
-    status = 2 if report.rule_errors else 0
+    for cell, message in report.cell_errors:
+        print(f"{report.display}:cell {cell}: error: {message}; cell left untouched", file=sys.stderr)
+    status = 2 if report.rule_errors or report.cell_errors else 0
     preview = args.diff or args.check
     if report.path == "-" and not preview:
         sys.stdout.buffer.write(report.new if report.new is not None else report.original)

@@ -1,14 +1,16 @@
 """Jupyter notebooks as one Python program, and back.
 
 `read_notebook(text)` joins the code cells, in order, into one program (`Notebook.program`) so that the
-engine sees names bound in one cell and used in another. IPython syntax is neutralised line for line, so
-line numbers never shift: `%magic` / `!shell` / `obj?` lines become `pass` at the same indentation,
-`x = !cmd` becomes `x = None`, and a cell whose `%%cell_magic` runs another language becomes blank
-lines; a comment line (BOUNDARY) separates two cells, so fixes map back to their own cell.
-`Notebook.locate(line)` maps a program line to (cell number, line in cell); cell numbers are
-1-based positions among all the notebook's cells, markdown included, so `cell 3` is the third cell on
-screen. `Notebook.with_program(fixed)` writes a changed program back into the code cells, keeping the
-IPython lines, the outputs, and the file's JSON layout (indent, key order, escaping, final newline).
+engine sees names bound in one cell and used in another. Each cell is read as IPython reads it
+(ipython_syntax.py: its common indent removed, magics, shell escapes and help lines turned into `pass`,
+cells of another language blank), line for line, so line numbers never shift; a cell that still does
+not parse is blanked and listed in `Notebook.errors`, so the other cells are still checked and fixed.
+A comment line (BOUNDARY) separates two cells, so fixes map back to their own cell.
+`Notebook.locate(line)` maps a program line to (cell number, line in cell) and `Notebook.column` a
+column; cell numbers are 1-based positions among all the notebook's cells, markdown included, so
+`cell 3` is the third cell on screen. `Notebook.with_program(fixed)` writes a changed program back into
+the code cells, keeping the IPython lines and each cell's indent, and every byte of the file outside the
+changed cells' `source` values (notebook_json.py).
 """
 from __future__ import annotations
 
@@ -18,10 +20,12 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-# Cell magics whose body is Python (the rest run another language or write a file).
-PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "memit", "mprun", "pypy"})
+from .engine import AnalysisError, could_fire, parse
+from .ipython_syntax import automagic, read_cell
+from .notebook_json import replace_sources
+from .rules import RULES
+
 BOUNDARY = "# --- tensorcopy: next cell ---"  # a comment line between two cells of the program
-ASSIGNED_MAGIC = re.compile(r"^(\s*[\w.]+(?:\s*,\s*[\w.]+)*\s*=\s*)[!%].*$")
 
 
 class NotebookError(ValueError):
@@ -32,10 +36,14 @@ class NotebookError(ValueError):
 class Notebook:
     data: dict
     text: str  # the file as read
-    program: str  # code cells joined, IPython syntax neutralised
+    program: str  # code cells joined, read as IPython reads them
     owners: list[int]  # per program line: the index (0-based) of its cell in data["cells"]
     cell_lines: list[int]  # per program line: its 1-based line in the cell
     original: list[str]  # per program line: the cell's own text (IPython lines as written)
+    shifts: list[int]  # per program line: the columns IPython's dedent removed from it
+    indents: dict[int, str]  # per code cell index: the indent IPython removes from the cell
+    frozen: set[int]  # code cell indexes never edited: cells of another language, unparsable cells
+    errors: list[tuple[int, str]]  # (cell number, one-line message) for each cell that does not parse
 
     def locate(self, line: int) -> tuple[int, int]:
         """(cell number, line in cell), both 1-based, for a 1-based program line."""
@@ -44,6 +52,10 @@ class Notebook:
         i = min(max(line, 1), len(self.owners)) - 1
         return self.owners[i] + 1, self.cell_lines[i]
 
+    def column(self, line: int, col: int) -> int:
+        """A column of a 1-based program line as a column of the cell's own line (same base as `col`)."""
+        return col + self.shifts[line - 1] if 0 < line <= len(self.shifts) else col
+
     def source_line(self, line: int) -> str:
         return self.original[line - 1] if 0 < line <= len(self.original) else ""
 
@@ -51,9 +63,9 @@ class Notebook:
         """The notebook's text with its code cells rewritten from `program` (this notebook's program after
         edits). The program keeps a boundary line between cells, so each cell gets back exactly its own
         lines, whatever the edits did to line counts; within a cell, lines the edits kept restore their
-        original text (magics included). Lines added to a cell of another language (an import inserted at
-        the top) go to the first Python cell. Returns the original text when no cell changed, or when the
-        boundaries did not survive (then nothing is written)."""
+        original text (magics included), and new lines get the cell's indent back. Lines added to a
+        frozen cell (an import inserted at the top) go to the first other code cell. Returns the original
+        text when no cell changed, or when the boundaries did not survive (then nothing is written)."""
         cells = self._code_cells()
         old, new = _segments(self.program), _segments(program)
         if not cells or len(old) != len(cells) or len(new) != len(cells):
@@ -61,41 +73,49 @@ class Notebook:
         originals = _segments("\n".join(self.original))
         sources, moved = {}, []
         for index, before, after, texts in zip(cells, old, new, originals):
-            lines = []
-            matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-            for op, i1, i2, j1, j2 in matcher.get_opcodes():
-                lines += texts[i1:i2] if op == "equal" else after[j1:j2]
-            if lines != texts and self._foreign(index):
-                moved += [line for line in lines if line not in texts]  # added lines leave a %%bash cell
+            lines, added = self._rewritten(index, before, after, texts)
+            if lines != texts and index in self.frozen:
+                moved += added
                 lines = texts
             sources[index] = lines
         if moved:
-            python = [i for i in cells if not self._foreign(i)]
+            python = [i for i in cells if i not in self.frozen]
             if not python:
                 return self.text
-            sources[python[0]] = moved + sources[python[0]]
-        changed = False
-        for index, lines in sources.items():
+            sources[python[0]] = [_indented(self.indents[python[0]], line) for line in moved] + sources[python[0]]
+        changed = {}
+        for index, texts in zip(cells, originals):
             cell = self.data["cells"][index]
-            before = _source_text(cell)
+            lines, before = _cell_magic_first(sources[index], texts), _source_text(cell)
             after = "\n".join(lines) + ("\n" if lines and before.endswith("\n") else "")
             if after != before:
-                changed = True
                 as_list = re.findall(r"[^\n]*\n|[^\n]+$", after)
-                cell["source"] = after if isinstance(cell.get("source"), str) else as_list
-        return self._dump() if changed else self.text
+                changed[index] = after if isinstance(cell.get("source"), str) else as_list
+        if not changed:
+            return self.text
+        spliced = replace_sources(self.text, changed)
+        return spliced if spliced is not None else self._dump(changed)
+
+    def _rewritten(self, index: int, before: list[str], after: list[str], texts: list[str]):
+        """(a cell's new lines: kept lines as written, new ones indented as the cell; the lines added),
+        from its program lines `before` and `after` the edits and its own lines `texts`."""
+        lines, added = [], []
+        for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+            if op == "equal":
+                lines += texts[i1:i2]
+            else:
+                lines += [_indented(self.indents[index], line) for line in after[j1:j2]]
+                added += [line for line in after[j1:j2] if line.strip()]
+        return lines, added
 
     def _code_cells(self) -> list[int]:
         return [i for i, cell in enumerate(self.data["cells"])
                 if isinstance(cell, dict) and cell.get("cell_type") == "code"]
 
-    def _foreign(self, index: int) -> bool:
-        """A cell of another language (`%%bash`, `%%writefile`): blank in the program, never edited."""
-        lines = split_lines(_source_text(self.data["cells"][index]))
-        return bool(lines) and lines[0].lstrip().startswith("%%") and neutralise(lines) == [""] * len(lines)
-
-    def _dump(self) -> str:
-        out = json.dumps(self.data, **self._layout())
+    def _dump(self, sources: dict) -> str:
+        """The whole file written again, with new `source` values (when they cannot be spliced in)."""
+        cells = [{**cell, "source": sources[i]} if i in sources else cell for i, cell in enumerate(self.data["cells"])]
+        out = json.dumps({**self.data, "cells": cells}, **self._layout())
         out += "\n" if self.text.endswith("\n") else ""
         return out.replace("\n", "\r\n") if "\r\n" in self.text else out  # JSON strings escape their own breaks
 
@@ -122,48 +142,69 @@ def read_notebook(text: str) -> Notebook:
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise NotebookError("not a notebook: no 'cells' list (nbformat 4 is supported)")
     python = _is_python(data)
-    program, owners, cell_lines, original = [], [], [], []
     if any(not isinstance(cell, dict) for cell in data["cells"]):
         raise NotebookError("not a notebook: a cell is not an object")
-    for index, cell in enumerate(data["cells"]):
-        if cell.get("cell_type") != "code" or not python:
-            continue
-        raw = split_lines(_source_text(cell))
-        if owners:  # a boundary line after the previous cell: edits never cross it (see with_program)
-            program.append(BOUNDARY)
-            owners.append(owners[-1])
-            cell_lines.append(cell_lines[-1] + 1)
-            original.append(BOUNDARY)
-        program.extend(neutralise(raw))
-        owners.extend([index] * len(raw))
-        cell_lines.extend(range(1, len(raw) + 1))
-        original.extend(raw)
-    text_program = "\n".join(program) + ("\n" if program else "")
-    return Notebook(data, text, text_program, owners, cell_lines, original)
+    nb = Notebook(data, text, "", [], [], [], [], {}, set(), [])
+    cells = [(i, split_lines(_source_text(cell))) for i, cell in enumerate(data["cells"])
+             if cell.get("cell_type") == "code" and python]
+    read = [read_cell(raw) for _, raw in cells]
+    # Cells are parsed only where a rule could look (like a .py file, which is parsed only then).
+    checked = bool(could_fire("\n".join(line for lines, _ in read for line in lines), RULES))
+    program: list[str] = []
+    previous = None  # the last code cell's index
+    for (index, raw), (lines, indent) in zip(cells, read):
+        error = _parse_error(lines) if checked else None
+        if error and automagic(lines):
+            lines, error = automagic(lines), None
+        if error or (any(map(str.strip, raw)) and not any(map(str.strip, lines))):  # a %%bash-like cell
+            nb.frozen.add(index)
+            lines = [""] * len(raw)
+        if error:
+            nb.errors.append((index + 1, error))
+        if previous is not None:  # a boundary line after the previous cell: edits never cross it
+            after = nb.cell_lines[-1] + 1 if nb.owners and nb.owners[-1] == previous else 1
+            _append(nb, program, BOUNDARY, BOUNDARY, previous, after, 0)
+        for n, (line, text_line) in enumerate(zip(lines, raw), 1):
+            shift = len(indent) if text_line.startswith(indent) and not error else 0
+            _append(nb, program, line, text_line, index, n, shift)
+        nb.indents[index], previous = indent, index
+    nb.program = "\n".join(program) + ("\n" if program else "")
+    return nb
 
 
-def neutralise(lines: list[str]) -> list[str]:
-    """A cell's lines with IPython syntax replaced by Python of the same line count."""
-    if lines and lines[0].lstrip().startswith("%%"):
-        magic = lines[0].lstrip()[2:].split(None, 1)[0] if lines[0].strip() != "%%" else ""
-        if magic not in PYTHON_CELL_MAGICS:
-            return [""] * len(lines)
-        return [""] + neutralise(lines[1:])
-    out, continued = [], False
-    for line in lines:
-        stripped = line.lstrip()
-        indent = line[: len(line) - len(stripped)]
-        if continued:
-            out.append("")
-        elif stripped.startswith(("%", "!", "?")) or (stripped.endswith("?") and "#" not in stripped):
-            out.append(indent + "pass")
-        elif ASSIGNED_MAGIC.match(line):
-            out.append(ASSIGNED_MAGIC.sub(lambda m: m.group(1) + "None", line))
-        else:
-            out.append(line)
-            continue
-        continued = line.endswith("\\")
-    return out
+def _append(nb: Notebook, program: list[str], line: str, text: str, owner: int, cell_line: int, shift: int):
+    program.append(line)
+    nb.original.append(text)
+    nb.owners.append(owner)
+    nb.cell_lines.append(cell_line)
+    nb.shifts.append(shift)
+
+
+def _parse_error(lines: list[str]) -> Optional[str]:
+    """Why a cell, read as IPython reads it, is not Python (None when it is)."""
+    try:
+        parse("\n".join(lines), "<cell>")
+    except AnalysisError as exc:
+        return str(exc)
+    return None
+
+
+def _cell_magic_first(lines: list[str], texts: list[str]) -> list[str]:
+    """A cell's new lines with those added above its `%%time`-like first line (`texts` is the cell as it
+    was) moved just below it: above it, the magic would no longer be a cell magic."""
+    head = next((line for line in texts if line.strip()), "")
+    if not head.lstrip().startswith("%%") or head not in lines:
+        return lines
+    k, prefix = lines.index(head), texts[:texts.index(head)]  # blank lines the cell had above its magic
+    added = lines[:k]
+    for line in prefix:
+        if line in added:
+            added.remove(line)
+    return prefix + [head] + added + lines[k + 1:]
+
+
+def _indented(indent: str, line: str) -> str:
+    return indent + line if line.strip() else line
 
 
 def _segments(program: str) -> list[list[str]]:

@@ -7,8 +7,9 @@ import json
 import pytest
 
 from cli_tools import CELLS, notebook_text, reported, run_cli
+from notebook_tools import cell_sources, code_notebook, fix_notebook
 from flake8_tensorcopy.engine import analyse
-from flake8_tensorcopy.notebook import BOUNDARY, NotebookError, neutralise, read_notebook
+from flake8_tensorcopy.notebook import BOUNDARY, NotebookError, read_notebook
 
 
 def test_program_keeps_line_numbers_and_neutralises_ipython():
@@ -21,17 +22,6 @@ def test_program_keeps_line_numbers_and_neutralises_ipython():
     assert nb.locate(12) == (4, 3)  # cell 4 on screen (the markdown cell counts), its line 3
     assert nb.locate(1) == (2, 1)
     assert nb.source_line(11) == "    !nvidia-smi"
-
-
-@pytest.mark.parametrize("lines, expected", [
-    (["%%time", "x = f()"], ["", "x = f()"]),
-    (["%%writefile a.py", "import os"], ["", ""]),
-    (["!pip install \\", "    torch", "y = 1"], ["pass", "", "y = 1"]),
-    (["model?", "x = 1  # why?"], ["pass", "x = 1  # why?"]),
-    (["a, b = %sx ls"], ["a, b = None"]),
-])
-def test_neutralise(lines, expected):
-    assert neutralise(lines) == expected
 
 
 def test_findings_across_cells_via_the_engine():
@@ -91,7 +81,7 @@ def test_check_notebook_noqa_and_syntax_errors_name_the_cell(tmp_path):
     (tmp_path / "broken.ipynb").write_text(notebook_text(broken))
     proc = run_cli("check", ".", cwd=tmp_path)
     assert reported(proc.stdout) == []
-    assert "broken.ipynb: error: cannot parse at cell 2, line 1" in proc.stderr
+    assert "broken.ipynb:cell 2: error: cannot parse at line 1: " in proc.stderr
     assert proc.returncode == 2
 
 
@@ -100,26 +90,13 @@ def test_notebook_on_stdin(tmp_path):
     assert reported(proc.stdout) == [("nb.ipynb", "cell 4:3:13", "TEN201")]
 
 
-def _nb(*sources, language="python") -> str:
-    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": src}
-             for src in sources]
-    return json.dumps({"cells": cells, "metadata": {"language_info": {"name": language}},
-                       "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
-
-
 def _fixed_cells(tmp_path, capsys, text, *flags):
-    from fix_tools import run_fix
-
-    path = tmp_path / "nb.ipynb"
-    path.write_text(text)
-    run_fix(capsys, *flags, path)
-    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-            for c in json.loads(path.read_text())["cells"]]
+    return cell_sources(fix_notebook(tmp_path, capsys, text, *flags)[1])
 
 
 def test_a_fix_that_shortens_a_cell_keeps_every_other_cell_in_place(tmp_path, capsys):
     first = "import torch\nh = torch.ones(3)\na = torch.tensor(\n    h\n)"
-    cells = _fixed_cells(tmp_path, capsys, _nb(first, "b = torch.tensor(h)\nprint(b)", "print(a)"))
+    cells = _fixed_cells(tmp_path, capsys, code_notebook(first, "b = torch.tensor(h)\nprint(b)", "print(a)"))
     assert cells == ["import torch\nh = torch.ones(3)\na = h.detach().clone()",
                      "b = h.detach().clone()\nprint(b)", "print(a)"]
 
@@ -127,25 +104,25 @@ def test_a_fix_that_shortens_a_cell_keeps_every_other_cell_in_place(tmp_path, ca
 def test_an_added_import_never_lands_in_a_cell_of_another_language(tmp_path, capsys):
     train = ("def fit(model, loader, opt):\n    best = model.state_dict()\n    for x in loader:\n"
              "        model(x).sum().backward()\n        opt.step()\n    model.load_state_dict(best)")
-    cells = _fixed_cells(tmp_path, capsys, _nb("%%bash\necho hi", train), "--unsafe-fixes")
+    cells = _fixed_cells(tmp_path, capsys, code_notebook("%%bash\necho hi", train), "--unsafe-fixes")
     assert cells[0] == "%%bash\necho hi"
     assert cells[1].startswith("import copy\n") and "best = copy.deepcopy(model.state_dict())" in cells[1]
 
 
 def test_lines_added_above_a_cell_of_another_language_go_to_the_first_python_cell():
-    nb = read_notebook(_nb("%%bash\necho hi", "x = 1\n"))
+    nb = read_notebook(code_notebook("%%bash\necho hi", "x = 1\n"))
     cells = json.loads(nb.with_program("import copy\n" + nb.program))["cells"]
     assert ["".join(c["source"]) for c in cells] == ["%%bash\necho hi", "import copy\nx = 1\n"]
 
 
 def test_lost_cell_boundaries_leave_the_notebook_untouched():
-    text = _nb("x = 1\n", "y = 2\n")
+    text = code_notebook("x = 1\n", "y = 2\n")
     nb = read_notebook(text)
     assert nb.with_program(nb.program.replace(BOUNDARY + "\n", "")) == text
 
 
 def test_a_crlf_notebook_keeps_crlf_and_changes_only_the_fixed_line(tmp_path, capsys):
-    text = _nb("import torch\nh = torch.ones(3)\nb = torch.tensor(h)\n", "print(b)\n").replace("\n", "\r\n")
+    text = code_notebook("import torch\nh = torch.ones(3)\nb = torch.tensor(h)\n", "print(b)\n").replace("\n", "\r\n")
     path = tmp_path / "nb.ipynb"
     path.write_bytes(text.encode())
     from fix_tools import run_fix
@@ -155,3 +132,17 @@ def test_a_crlf_notebook_keeps_crlf_and_changes_only_the_fixed_line(tmp_path, ca
     assert "\n" not in after.replace("\r\n", "")
     changed = [(a, b) for a, b in zip(text.split("\r\n"), after.split("\r\n")) if a != b]
     assert len(changed) == 1 and "h.detach().clone()" in changed[0][1]
+
+
+def test_a_notebook_whose_first_code_cell_is_empty_is_fixed(tmp_path, capsys):
+    source = "import torch\nh = torch.ones(3)\nb = torch.tensor(h)\n"
+    code, text, _ = fix_notebook(tmp_path, capsys, code_notebook([], source))
+    assert code == 0 and cell_sources(text) == ["", source.replace("torch.tensor(h)", "h.detach().clone()")]
+
+
+def test_an_added_import_goes_below_a_python_cell_magic(tmp_path, capsys):
+    train = ("def fit(model, loader, opt):\n    best = model.state_dict()\n    for x in loader:\n"
+             "        opt.step()\n    model.load_state_dict(best)\n")
+    cells = _fixed_cells(tmp_path, capsys, code_notebook("\n%%time\n" + train), "--unsafe-fixes")
+    fixed = train.replace("= model.state_dict()", "= copy.deepcopy(model.state_dict())")
+    assert cells == ["\n%%time\nimport copy\n\n" + fixed]  # above it, %%time would be a line magic

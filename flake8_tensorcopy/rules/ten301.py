@@ -207,7 +207,7 @@ def _is_module(recv, ctx) -> bool:
                 and not names.NOT_MODULE_CLASS(cls.name) and ctx.kind(recv) == MODULE)
     key = dotted(recv)
     if key is None:
-        return False
+        return ctx.kind(recv) == MODULE  # self.get_network(): what the method returns
     last = key.rsplit(".", 1)[-1].strip("_")
     if names.NOT_MODULE(last):
         return False
@@ -270,9 +270,21 @@ def _outlived_by_update(node, target, key: str, module, ctx):
         if (_conditional_in(loop, start) and any(loop_start <= p <= loop_end for p in trainings)
                 and any(p > loop_end or not _in_function(ctx, p) for p in reads)):
             return "the training in later iterations of the loop"
+    for loop in _loops_after(ctx, end):  # reloaded each iteration, trained later in it: the next reload
+        loop_start, loop_end = pos_of(loop), end_of(loop)  # gets the trained weights ("reset" that is not)
+        if (any(loop_start <= p <= loop_end and p not in saved for p in reads)
+                and any(loop_start <= p <= loop_end for p in trainings)):
+            return "the training in earlier iterations of the loop"
     if not isinstance(target, ast.Name) and _reloaded_by_a_training_class(key, ctx):
         return "the training between calls of the class's methods"
     return None
+
+
+def _loops_after(ctx, pos) -> list:
+    """The loops of the snapshot's function (or module code) that start after `pos`."""
+    body = ctx.frame.func.body if ctx.frame.func is not None else ctx.facts.tree.body
+    return [n for stmt in body for n in ast.walk(stmt)
+            if isinstance(n, (ast.For, ast.AsyncFor, ast.While)) and pos_of(n) > pos]
 
 
 def _reloaded_by_a_training_class(key: str, ctx) -> bool:
@@ -369,6 +381,11 @@ def _is_training_call(call: ast.Call, module, ctx) -> bool:
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
     if not name:
         return False
+    mode_switch = not call.keywords and (not call.args or (
+        len(call.args) == 1 and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, bool)))
+    if (isinstance(func, ast.Attribute) and name in TRAINER_RUNS and _built_with(func.value, module, call, ctx)
+            and not (name in MODE_SWITCH and mode_switch)):
+        return True  # sbs = StepByStep(model, loss_fn, optimizer); sbs.train(n_epochs)
     if name in MODE_SWITCH and isinstance(func, ast.Attribute) and len(call.args) <= 1 and not call.keywords:
         return False  # model.train() / model.eval(): a mode switch, no update
     if name in ("backward", "step"):
@@ -381,6 +398,16 @@ def _is_training_call(call: ast.Call, module, ctx) -> bool:
         return True
     involved = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)}
     return module in involved or (isinstance(func, ast.Name) and _reads_global(func.id, module, ctx))
+
+
+def _built_with(recv, module, call, ctx) -> bool:
+    """`recv` is a name bound (before `call`) to an object built with the module as an argument."""
+    if module is None or not isinstance(recv, ast.Name):
+        return False
+    b = ctx.frame.scope.binding_before(recv.id, pos_of(call))
+    made = b.value if b is not None and b.kind == "assign" else None
+    return isinstance(made, ast.Call) and any(isinstance(a, ast.Name) and a.id == module
+                                              for a in made.args + [k.value for k in made.keywords])
 
 
 def _reads_global(function: str, name: str, ctx) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Iterator, Optional
 
-from .facts import Binding, dotted, end_of, pos_of
+from .facts import Bind, Binding, dotted, end_of, pos_of
 from .inplace import is_inplace_method
 
 IsAlias = Callable[[ast.AST], bool]
@@ -20,7 +20,7 @@ def alias_binding(name: str, ctx, is_alias: IsAlias) -> Optional[Binding]:
     """The `name = <alias>` statement, in the current scope, that gave `name` its object at the node
     under check (augmented assignments keep the object), or None."""
     origin = ctx.frame.scope.origin(name, ctx.pos)
-    if origin is None or origin.kind not in ("assign", "annassign") or not is_alias(origin.value):
+    if origin is None or origin.kind not in (Bind.ASSIGN, Bind.ANNASSIGN) or not is_alias(origin.value):
         return None
     return origin
 
@@ -78,12 +78,12 @@ def _backward_after(ctx, after) -> bool:
 def used_after(name: str, ctx, after, caller_holds: bool = True) -> bool:
     scope = ctx.frame.scope
     bindings = scope.bindings.get(name, ())
-    if any(b.kind in ("assign", "annassign") and b.pos <= ctx.pos and b.end >= after for b in bindings):
+    if any(b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and b.pos <= ctx.pos and b.end >= after for b in bindings):
         return False  # the statement that writes also rebinds the name: the old object is gone
     origin = scope.origin(name, ctx.pos)
-    if caller_holds and origin is not None and origin.kind == "arg":
+    if caller_holds and origin is not None and origin.kind == Bind.ARG:
         return True
-    rebound = [b.end for b in bindings if b.pos > after and b.kind != "aug"]
+    rebound = [b.end for b in bindings if b.pos > after and b.kind != Bind.AUG]
     until = min(rebound, default=FAR)
     if scope.loads_between(name, after, until):
         return True
@@ -97,6 +97,6 @@ def _first_rebinding(loop, bindings):
     """Where each iteration of `loop` first rebinds the name for sure: the loop's own target, or a plain
     assignment that is a statement of the loop body itself (not under an `if`); else the loop's end."""
     body = getattr(loop, "body", None) or []
-    starts = [pos_of(body[0])] if body and any(b.kind == "for" and b.node is loop for b in bindings) else []
-    starts += [b.pos for b in bindings if b.kind in ("assign", "annassign") and any(b.node is st for st in body)]
+    starts = [pos_of(body[0])] if body and any(b.kind == Bind.FOR and b.node is loop for b in bindings) else []
+    starts += [b.pos for b in bindings if b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and any(b.node is st for st in body)]
     return min(starts, default=end_of(loop))

@@ -11,7 +11,7 @@ import ast
 from typing import TYPE_CHECKING, Optional
 
 from . import api, names, summaries
-from .facts import TENSOR_TYPES, base_name, dotted, guard_key, pos_of
+from .facts import Bind, TENSOR_TYPES, base_name, dotted, guard_key, pos_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..context import Context
@@ -136,17 +136,17 @@ def _binding_kind(b, name: str, ctx: "Context", depth: int) -> Optional[str]:
         ann = annotation_kind(b.annotation, ctx)
         if ann:
             return ann
-    if b.kind in ("assign", "annassign") and b.value is not None:
+    if b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and b.value is not None:
         return kind(b.value, ctx, b.pos, depth + 1)
-    if b.kind == "unpack":
+    if b.kind == Bind.UNPACK:
         return element_kind(b.value, b.index, ctx, b.pos, depth + 1)
-    if b.kind == "for" and isinstance(b.node, (ast.For, ast.AsyncFor)):
+    if b.kind == Bind.FOR and isinstance(b.node, (ast.For, ast.AsyncFor)):
         it = b.node.iter
         if (isinstance(b.node.target, ast.Name) and isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
                 and it.func.attr == "parameters"):
             return PARAM
         return _batch_kind(b.node, name, ctx)
-    if b.kind == "arg":
+    if b.kind == Bind.ARG:
         passed = summaries.argument(b, ctx, kind, depth + 1)
         if passed is not None:
             return passed
@@ -208,14 +208,14 @@ def _is_loader(expr, loop, ctx: "Context") -> bool:
 def _binding_attached(b, expr: ast.Name, ctx: "Context", pos, depth: int) -> bool:
     if b.grad_off:
         return False
-    if b.kind in ("assign", "annassign") and b.value is not None:
+    if b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and b.value is not None:
         return attached(b.value, ctx, b.pos, depth + 1)
-    if b.kind == "unpack" and isinstance(b.value, ast.Call):
+    if b.kind == Bind.UNPACK and isinstance(b.value, ast.Call):
         callee = summaries.callee(b.value, ctx, b.pos)
         return summaries.returned(callee, ctx, b.index, attached, depth + 1, any_path=True) is True
-    if b.kind == "for":
+    if b.kind == Bind.FOR:
         return _binding_kind(b, expr.id, ctx, depth) == PARAM
-    if b.kind == "arg":
+    if b.kind == Bind.ARG:
         return summaries.argument(b, ctx, attached, depth + 1) is True
     return False
 
@@ -369,7 +369,7 @@ def _self_attributes(ctx: "Context") -> frozenset:
 def _only_named(name: str, ctx: "Context", pos) -> bool:
     """`name` is a plain parameter: its name is all that says what it is (`actor_critic` may be a factory)."""
     reaching = _reaching(name, ctx, pos)
-    return bool(reaching) and all(b.kind == "arg" and b.annotation is None for b in reaching)
+    return bool(reaching) and all(b.kind == Bind.ARG and b.annotation is None for b in reaching)
 
 
 def _torch_call_kind(q: Optional[str]) -> Optional[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import enum
 import functools
 import re
 from dataclasses import dataclass, field
@@ -28,18 +29,33 @@ TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parame
 TRAINING_CALLS = frozenset({"backward", "step"})
 
 
+class Bind(enum.Enum):
+    """How a binding gives a name its value."""
+
+    ASSIGN = "assign"  # name = value
+    ANNASSIGN = "annassign"  # name: T = value
+    AUG = "aug"  # name += value (the same object, for tensors)
+    UNPACK = "unpack"  # a, b = value: element `index` of value
+    FOR = "for"  # for name in value
+    WITH = "with"  # with value as name
+    ARG = "arg"  # a parameter
+    IMPORT = "import"
+    DEL = "del"
+    OTHER = "other"  # def, class, except ... as name, targets the walk does not follow
+
+
 @dataclass
 class Binding:
     name: str
     pos: Pos  # start of the binding statement
     end: Pos  # end of the binding statement
-    kind: str  # assign | annassign | aug | unpack | for | with | arg | import | del | other
+    kind: Bind
     value: Optional[ast.expr] = None  # the bound expression, for simple `name = value`
     annotation: Optional[ast.expr] = None
     node: Optional[ast.AST] = None  # the binding statement (or arg / loop)
     grad_off: bool = False  # bound under no_grad / inference_mode
     block: Optional[tuple[Pos, Pos]] = None  # the conditional body the binding sits in, if any
-    index: Optional[int] = None  # kind "unpack": the element of `value` this name takes (`a, b = f()`)
+    index: Optional[int] = None  # Bind.UNPACK: the element of `value` this name takes (`a, b = f()`)
 
 
 @dataclass
@@ -70,7 +86,7 @@ class Scope:
         """The binding of `name` in this scope that gave it its current object at `pos`:
         augmented assignments (`z += 1`) keep the object, so they are skipped."""
         for b in reversed(self.bindings.get(name, ())):
-            if b.end <= pos and b.kind != "aug":
+            if b.end <= pos and b.kind != Bind.AUG:
                 return b
         return None
 
@@ -79,7 +95,7 @@ class Scope:
         while that one sits in a conditional body that does not hold `pos`, the ones before it."""
         found = []
         for b in reversed(self.bindings.get(name, ())):
-            if b.end <= pos and b.kind != "aug":  # `x = f(x)`: the read inside sees the earlier binding
+            if b.end <= pos and b.kind != Bind.AUG:  # `x = f(x)`: the read inside sees the earlier binding
                 found.append(b)
                 if b.block is None or b.block[0] <= pos <= b.block[1]:
                     break
@@ -215,7 +231,7 @@ class FileFacts:
         if any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "state_dict" for f in node.body):
             self.classes_with_state_dict.add(node.name)
         if scope is not None:
-            scope.bind(Binding(node.name, _pos(node), _end(node), "other", node=node))
+            scope.bind(Binding(node.name, _pos(node), _end(node), Bind.OTHER, node=node))
         if self._cold(node):
             return []
         inner = Frame(Scope(node, scope), frame.func, node, frame.grad_disabled, (), frame.guards, frame.funcs)
@@ -229,7 +245,7 @@ class FileFacts:
 
     def _for(self, node: ast.AST, frame: Frame) -> list:
         for name in _target_names(node.target):
-            frame.scope.bind(Binding(name, _pos(node), _pos(node.iter), "for", value=node.iter, node=node))
+            frame.scope.bind(Binding(name, _pos(node), _pos(node.iter), Bind.FOR, value=node.iter, node=node))
         loop = _replace(frame, loops=frame.loops + (node,), block=_span(node.body))
         return [(node.target, frame), (node.iter, frame)] + [(s, loop) for s in node.body] + [
             (s, _branch(frame, node.orelse)) for s in node.orelse
@@ -247,7 +263,7 @@ class FileFacts:
             grad = self._grad_after(item.context_expr, grad)
             if item.optional_vars is not None:
                 for name in _target_names(item.optional_vars):
-                    frame.scope.bind(Binding(name, _pos(node), _end(item.context_expr), "with", node=node))
+                    frame.scope.bind(Binding(name, _pos(node), _end(item.context_expr), Bind.WITH, node=node))
         inner = frame if grad == frame.grad_disabled else _replace(frame, grad_disabled=grad)
         return [(i, frame) for i in node.items] + [(s, inner) for s in node.body]
 
@@ -261,18 +277,18 @@ class FileFacts:
         self._import(node)
         for a in node.names:
             name = a.asname or a.name.split(".")[0]
-            frame.scope.bind(Binding(name, _pos(node), _end(node), "import", node=node))
+            frame.scope.bind(Binding(name, _pos(node), _end(node), Bind.IMPORT, node=node))
         return _plain(node, frame)
 
     def _delete(self, node: ast.Delete, frame: Frame) -> list:
         for t in node.targets:
             for name in _target_names(t):
-                frame.scope.bind(Binding(name, _pos(node), _end(node), "del", node=node))
+                frame.scope.bind(Binding(name, _pos(node), _end(node), Bind.DEL, node=node))
         return _plain(node, frame)
 
     def _except(self, node: ast.ExceptHandler, frame: Frame) -> list:
         if node.name:
-            frame.scope.bind(Binding(node.name, _pos(node), _pos(node), "other", node=node))
+            frame.scope.bind(Binding(node.name, _pos(node), _pos(node), Bind.OTHER, node=node))
         handler = _branch(frame, node.body)
         return ([(node.type, frame)] if node.type else []) + [(s, handler) for s in node.body]
 
@@ -309,7 +325,7 @@ class FileFacts:
             if id(node) in self._frames:
                 return []  # walked on demand already
             if id(node) not in self._outer:  # (bound already when walked on demand)
-                scope.bind(Binding(node.name, _pos(node), _end(node), "other", node=node))
+                scope.bind(Binding(node.name, _pos(node), _end(node), Bind.OTHER, node=node))
                 self._outer[id(node)] = frame
             if self._cold(node):
                 return []
@@ -321,7 +337,7 @@ class FileFacts:
         args = node.args
         for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
             if a is not None:
-                inner_scope.bind(Binding(a.arg, _pos(node), _pos(node), "arg", annotation=a.annotation, node=a))
+                inner_scope.bind(Binding(a.arg, _pos(node), _pos(node), Bind.ARG, annotation=a.annotation, node=a))
         inner = Frame(inner_scope, node, frame.cls, grad, (), frame.guards, frame.funcs + (node,))
         self._frames[id(node)] = inner
         outer = [(d, frame) for d in decorators] + [(d, frame) for d in args.defaults + args.kw_defaults if d]
@@ -332,13 +348,13 @@ class FileFacts:
     def _bind_assign(self, node: ast.AST, frame: Frame) -> None:
         scope, off = frame.scope, frame.grad_disabled
         if isinstance(node, ast.Assign):
-            targets, value, kind, ann = node.targets, node.value, "assign", None
+            targets, value, kind, ann = node.targets, node.value, Bind.ASSIGN, None
         elif isinstance(node, ast.AnnAssign):
-            targets, value, kind, ann = [node.target], node.value, "annassign", node.annotation
+            targets, value, kind, ann = [node.target], node.value, Bind.ANNASSIGN, node.annotation
         elif isinstance(node, ast.AugAssign):
-            targets, value, kind, ann = [node.target], None, "aug", None
+            targets, value, kind, ann = [node.target], None, Bind.AUG, None
         else:
-            targets, value, kind, ann = [node.target], node.value, "assign", None
+            targets, value, kind, ann = [node.target], node.value, Bind.ASSIGN, None
         for t in targets:
             if isinstance(t, ast.Name):
                 scope.bind(Binding(t.id, _pos(node), _end(node), kind, value, ann, node, off, frame.block))
@@ -349,16 +365,17 @@ class FileFacts:
                         scope.bind(Binding(elt.id, _pos(node), _end(node), kind, part, None, node, off, frame.block))
                     else:
                         for name in _target_names(elt):
-                            scope.bind(Binding(name, _pos(node), _end(node), "other", node=node))
+                            scope.bind(Binding(name, _pos(node), _end(node), Bind.OTHER, node=node))
             elif isinstance(t, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in t.elts):
                 for i, elt in enumerate(t.elts):  # `emb, labels = extract(...)`: the element a function returns
                     for name in _target_names(elt):
                         index = i if isinstance(elt, ast.Name) else None
-                        scope.bind(Binding(name, _pos(node), _end(node), "unpack" if index is not None else "other",
-                                           value, None, node, off, frame.block, index))
+                        how = Bind.UNPACK if index is not None else Bind.OTHER
+                        scope.bind(Binding(name, _pos(node), _end(node), how, value, None, node, off, frame.block,
+                                           index))
             else:
                 for name in _target_names(t):
-                    scope.bind(Binding(name, _pos(node), _end(node), "other", node=node))
+                    scope.bind(Binding(name, _pos(node), _end(node), Bind.OTHER, node=node))
 
     def _grad_after(self, expr: ast.expr, grad: bool) -> bool:
         """Grad mode inside `with expr:` or under decorator `expr`, given the mode outside."""

@@ -14,6 +14,8 @@ import copy
 import re
 from typing import Callable, Optional
 
+from .facts import Bind
+
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 UNKNOWN = object()  # a return or call site with no answer
@@ -26,7 +28,7 @@ def callee(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
     if isinstance(func, ast.Name):
         scope = ctx.frame.scope
         found = scope.reaching(func.id, pos) or [scope.binding_before(func.id, pos)]
-        if len(found) == 1 and found[0] is not None and found[0].kind == "other":
+        if len(found) == 1 and found[0] is not None and found[0].kind == Bind.OTHER:
             node = found[0].node
             if isinstance(node, DEFS + (ast.ClassDef,)):
                 return node

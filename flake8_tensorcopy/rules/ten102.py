@@ -64,7 +64,7 @@ import ast
 
 from ..analysis.aliasing import alias_binding, kept_inplace, named, still_used
 from ..analysis.evidence import SURE_TENSOR, is_param_like
-from ..analysis.facts import dotted, end_of, pos_of
+from ..analysis.facts import Bind, dotted, end_of, pos_of
 from ..analysis.inplace import written
 from ..model import FixSafety
 
@@ -172,7 +172,7 @@ def _graph_tracked(source: ast.AST, ctx) -> bool:
     if not ctx.attached(source):
         return False
     origin = ctx.frame.scope.origin(source.id, ctx.pos)
-    return origin is not None and origin.kind == "assign" and not _leaf_value(origin.value, ctx)
+    return origin is not None and origin.kind == Bind.ASSIGN and not _leaf_value(origin.value, ctx)
 
 
 def _leaf_value(value: ast.AST, ctx) -> bool:

@@ -53,6 +53,7 @@ import ast
 
 from ..analysis import api
 from ..analysis.evidence import LIKELY_TENSOR, TENSOR
+from ..analysis.facts import Bind
 from ..model import FixSafety
 from .edits import as_receiver
 
@@ -104,4 +105,4 @@ def _bound_to_view(expr, ctx) -> bool:
     if not isinstance(expr, ast.Name):
         return False
     bindings = ctx.frame.scope.reaching(expr.id, ctx.pos)
-    return bool(bindings) and all(b.kind == "assign" and _is_view(b.value) for b in bindings)
+    return bool(bindings) and all(b.kind == Bind.ASSIGN and _is_view(b.value) for b in bindings)

@@ -61,7 +61,7 @@ import ast
 from ..analysis import api, summaries
 from ..analysis.evidence import MAX_DEPTH, PARAM, TENSOR, annotation_kind, self_attribute_kind
 from ..context import type_tested, within
-from ..analysis.facts import dotted
+from ..analysis.facts import Bind, dotted
 from ..model import FixSafety
 from .edits import one_line
 from .edits import as_receiver
@@ -130,11 +130,11 @@ def _built_tensor(expr, ctx, pos, depth, callers=True) -> bool:
         if _bound_in_other_branch(expr.id, ctx, pos):
             return False
         b = ctx.frame.scope.binding_before(expr.id, pos)
-        if b is not None and b.kind == "arg" and callers:
+        if b is not None and b.kind == Bind.ARG and callers:
             return summaries.argument(b, ctx, ask, depth + 1, any_site=True) is True
-        if b is not None and b.kind == "unpack" and isinstance(b.value, ast.Call):
+        if b is not None and b.kind == Bind.UNPACK and isinstance(b.value, ast.Call):
             return summaries.returned(summaries.callee(b.value, ctx, b.pos), ctx, b.index, ask, depth + 1) is True
-        if b is None or b.kind not in ("assign", "annassign"):
+        if b is None or b.kind not in (Bind.ASSIGN, Bind.ANNASSIGN):
             return False
         if b.annotation is not None and annotation_kind(b.annotation, ctx) in (TENSOR, PARAM):
             return True

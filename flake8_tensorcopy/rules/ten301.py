@@ -68,7 +68,7 @@ import ast
 
 from ..analysis import names, summaries
 from ..analysis.evidence import MODULE
-from ..analysis.facts import base_name, dotted, end_of, pos_of
+from ..analysis.facts import Bind, base_name, dotted, end_of, pos_of
 from ..model import FixSafety
 from .edits import one_line
 
@@ -133,7 +133,7 @@ def _copy_unshadowed(ctx) -> bool:
     scope = ctx.frame.scope
     while scope is not None:
         for b in scope.bindings.get("copy", ()):
-            if not (b.kind == "import" and isinstance(b.node, ast.Import)
+            if not (b.kind == Bind.IMPORT and isinstance(b.node, ast.Import)
                     and any(a.name == "copy" and a.asname is None for a in b.node.names)):
                 return False
         scope = scope.parent
@@ -187,7 +187,7 @@ def _state_dict_source(expr, ctx):
     """The state_dict() call behind `expr`: the call itself, or a name bound to it (`sd`)."""
     if isinstance(expr, ast.Name):
         b = ctx.frame.scope.binding_before(expr.id, ctx.pos)
-        if b is None or b.kind != "assign" or b.value is None:
+        if b is None or b.kind != Bind.ASSIGN or b.value is None:
             return None
         expr = b.value
     return _state_dict_call(expr, ctx)
@@ -213,7 +213,7 @@ def _is_module(recv, ctx) -> bool:
         return False
     if isinstance(recv, ast.Name):
         b = ctx.frame.scope.binding_before(recv.id, ctx.pos)
-        made = b.value if b is not None and b.kind == "assign" else None
+        made = b.value if b is not None and b.kind == Bind.ASSIGN else None
         if isinstance(made, ast.Call) and isinstance(made.func, ast.Name):
             if made.func.id in ctx.facts.classes_with_state_dict:
                 return False
@@ -405,7 +405,7 @@ def _built_with(recv, module, call, ctx) -> bool:
     if module is None or not isinstance(recv, ast.Name):
         return False
     b = ctx.frame.scope.binding_before(recv.id, pos_of(call))
-    made = b.value if b is not None and b.kind == "assign" else None
+    made = b.value if b is not None and b.kind == Bind.ASSIGN else None
     return isinstance(made, ast.Call) and any(isinstance(a, ast.Name) and a.id == module
                                               for a in made.args + [k.value for k in made.keywords])
 

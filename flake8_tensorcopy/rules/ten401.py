@@ -74,7 +74,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis import api, names
-from ..analysis.facts import dotted, pos_of
+from ..analysis.facts import Bind, dotted, pos_of
 from ..model import Fix, FixSafety
 from .edits import as_receiver
 from .ten203 import _kept_clones
@@ -240,7 +240,7 @@ def _graph_free(expr, ctx, depth) -> bool:
         return True
     if isinstance(expr, ast.Name):
         b = ctx.frame.scope.binding_before(expr.id, ctx.pos)
-        return b is not None and b.kind in ("assign", "annassign") and b.value is not None and _graph_free(
+        return b is not None and b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and b.value is not None and _graph_free(
             b.value, ctx, depth + 1)
     if isinstance(expr, ast.BinOp):
         return _graph_free(expr.left, ctx, depth + 1) and _graph_free(expr.right, ctx, depth + 1)

@@ -67,7 +67,7 @@ import ast
 
 from ..analysis import api, names
 from ..analysis.evidence import _is_module_class
-from ..analysis.facts import dotted
+from ..analysis.facts import Bind, dotted
 from ..model import Fix, FixSafety
 from .edits import as_receiver
 
@@ -172,9 +172,9 @@ def _from_graph(expr, ctx, hook, methods, depth) -> bool:
         b = ctx.frame.scope.binding_before(expr.id, ctx.pos)
         if b is None or b.grad_off:
             return False
-        if b.kind == "arg":
+        if b.kind == Bind.ARG:
             return hook and expr.id in HOOK_OUTPUT_ARGS
-        if b.kind in ("assign", "annassign") and b.value is not None:
+        if b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and b.value is not None:
             return _from_graph(b.value, ctx, hook, methods, depth + 1)
         return False
     if isinstance(expr, ast.Attribute):

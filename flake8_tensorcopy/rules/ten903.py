@@ -59,6 +59,7 @@ import dataclasses
 
 from ..context import Context
 from ..analysis.evidence import SURE_TENSOR
+from ..analysis.facts import Bind
 from ..model import Edit, Fix, FixSafety
 from .edits import as_receiver
 
@@ -101,7 +102,7 @@ def _is_tensor(expr, ctx) -> bool:
         return True
     if isinstance(expr, ast.Name):  # for name, p in model.named_parameters()
         b = ctx.frame.scope.binding_before(expr.id, ctx.pos)
-        loop = b.node if b is not None and b.kind == "for" else None
+        loop = b.node if b is not None and b.kind == Bind.FOR else None
         if isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.target, ast.Tuple):
             it = loop.iter
             elts = loop.target.elts

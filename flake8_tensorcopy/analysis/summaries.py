@@ -67,29 +67,35 @@ def _returned(fn, ctx, index, ask, depth, any_path):
     frame = ctx.facts.function_frame(fn) if returns and not generator else None
     if frame is None or isinstance(fn, ast.AsyncFunctionDef):
         return None
-    answers = set()
-    for r in returns:
-        value = r.value
-        inner = _at(ctx, frame, r)
-        if value is None:
-            answers.add(UNKNOWN)
-        elif index is None:
-            answers.add(ask(value, inner, inner.pos, depth))
-        elif isinstance(value, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in value.elts):
-            answers.add(ask(value.elts[index], inner, inner.pos, depth) if index < len(value.elts) else UNKNOWN)
-        elif isinstance(value, ast.Call) and callee(value, inner, inner.pos) is not None:
-            answers.add(returned(callee(value, inner, inner.pos), inner, index, ask, depth + 1, any_path))
-        else:
-            answers.add(UNKNOWN)
-        if any_path:
-            if True in answers:
+    return _join((_answer(r.value, _at(ctx, frame, r), index, ask, depth, any_path) for r in returns), any_path)
+
+
+def _answer(value, inner, index, ask, depth, any_path):
+    """`ask` of what `return value` gives (its element `index`, for a tuple)."""
+    if value is None:
+        return UNKNOWN
+    if index is None:
+        return ask(value, inner, inner.pos, depth)
+    if isinstance(value, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in value.elts):
+        return ask(value.elts[index], inner, inner.pos, depth) if index < len(value.elts) else UNKNOWN
+    if isinstance(value, ast.Call) and callee(value, inner, inner.pos) is not None:
+        return returned(callee(value, inner, inner.pos), inner, index, ask, depth + 1, any_path)
+    return UNKNOWN
+
+
+def _join(answers, any_true: bool):
+    """The answer all agree on (None when two differ or it is UNKNOWN); with `any_true`, True as soon as
+    one answer is True, else None. Stops at the first answer that decides."""
+    seen = set()
+    for answer in answers:
+        if any_true:
+            if answer is True:
                 return True
-            answers.clear()
-        elif len(answers) > 1:
+            continue
+        seen.add(answer)
+        if len(seen) > 1:
             return None
-    if any_path:
-        return None
-    answer = answers.pop()
+    answer = None if any_true or not seen else seen.pop()
     return None if answer is UNKNOWN else answer
 
 
@@ -145,27 +151,15 @@ def def_of(b, ctx) -> Optional[ast.AST]:
 
 def _argument(fn, param: str, ctx, ask, depth, any_site):
     sites = call_sites(fn, ctx)
-    if not sites:
-        return None
-    answers = set()
-    for call, frame in sites:
-        inner = _at(ctx, frame, call)
-        if callee(call, inner, inner.pos) is not fn:
-            if any_site:
-                continue
-            return None  # the name means something else there
-        value = _passed(fn, param, call)
-        answers.add(UNKNOWN if value is None else ask(value, inner, inner.pos, depth))
-        if any_site:
-            if True in answers:
-                return True
-            answers.clear()
-        elif len(answers) > 1:
-            return None
-    if any_site:
-        return None
-    answer = answers.pop()
-    return None if answer is UNKNOWN else answer
+    return _join((_site_answer(fn, param, call, _at(ctx, frame, call), ask, depth, any_site) for call, frame in sites),
+                 any_site) if sites else None
+
+
+def _site_answer(fn, param: str, call, inner, ask, depth, any_site):
+    if callee(call, inner, inner.pos) is not fn:
+        return None if any_site else UNKNOWN  # the name means something else there
+    value = _passed(fn, param, call)
+    return UNKNOWN if value is None else ask(value, inner, inner.pos, depth)
 
 
 def _passed(fn, param: str, call: ast.Call) -> Optional[ast.expr]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import re
 from typing import Callable, Optional
 
 from .facts import Bind
@@ -178,46 +177,56 @@ def _passed(fn, param: str, call: ast.Call) -> Optional[ast.expr]:
 
 
 def call_sites(fn: ast.AST, ctx) -> list:
-    """(call, frame of the caller) for each call of `fn`'s name in the file; [] when the name is used
-    other than by calling it. Found from one walk of the file per name, after a text search."""
+    """(call, frame of the caller) for each call of `fn`'s name in the file (`name(...)`, `self.name(...)`)
+    but its own; [] when the name is used other than by calling it, or a caller's frame is unknown."""
     facts = ctx.facts
     key = ("call-sites", id(fn))
-    if key in facts.memo:
-        return facts.memo[key]
-    facts.memo[key] = []
-    name = fn.name
-    if len(re.findall(r"\b%s\b" % re.escape(name), facts.source)) < 2:
-        return []  # its def is the only mention
-    sites, escaped = [], False
-    module = facts.module_frame
-    stack = [(n, None) for n in facts.tree.body]
-    while stack:
-        node, owner = stack.pop()
-        if isinstance(node, ast.Call) and _names(node.func, name):
+    if key not in facts.memo:
+        calls, used = _uses(facts)
+        sites = []
+        for call, owner in calls.get(fn.name, ()) if fn.name not in used else ():
+            frame = facts.module_frame if owner is None else facts.function_frame(owner)
+            if frame is None:
+                sites = []  # a caller in a class the walk skipped: its arguments are unknown
+                break
             if owner is not fn:
-                frame = module if owner is None else facts.function_frame(owner)
-                if frame is None:
-                    escaped = True
-                else:
-                    sites.append((node, frame))
-            stack.extend((c, owner) for c in node.args + [k.value for k in node.keywords])
-            if isinstance(node.func, ast.Attribute):
-                stack.append((node.func.value, owner))
-            continue
-        if _names(node, name) and not isinstance(getattr(node, "ctx", None), ast.Store):
-            escaped = True  # passed on, stored, decorated: other callers
-        inner = node if isinstance(node, DEFS) else owner
-        stack.extend((c, inner) for c in ast.iter_child_nodes(node))
-    facts.memo[key] = [] if escaped else sites
+                sites.append((call, frame))
+        facts.memo[key] = sites
     return facts.memo[key]
 
 
-def _names(node: ast.AST, name: str) -> bool:
-    """`name` or `self.name` / `cls.name`."""
+def _uses(facts) -> tuple[dict, set]:
+    """For the whole file, in one walk: the calls of each name (`name(...)`, `self.name(...)`,
+    `cls.name(...)`) with the def each sits in, and the names used other than by calling them (passed
+    on, stored, decorated: callers the file does not show)."""
+    if "name-uses" not in facts.memo:
+        calls: dict[str, list] = {}
+        used: set[str] = set()
+        stack = [(n, None) for n in facts.tree.body]
+        while stack:
+            node, owner = stack.pop()
+            name = _called_name(node.func) if isinstance(node, ast.Call) else None
+            if name is not None:
+                calls.setdefault(name, []).append((node, owner))
+                stack.extend((c, owner) for c in node.args + [k.value for k in node.keywords])
+                if isinstance(node.func, ast.Attribute):
+                    stack.append((node.func.value, owner))
+                continue
+            if not isinstance(getattr(node, "ctx", None), ast.Store):
+                used.update(filter(None, [_called_name(node)]))
+            inner = node if isinstance(node, DEFS) else owner
+            stack.extend((c, inner) for c in ast.iter_child_nodes(node))
+        facts.memo["name-uses"] = (calls, used)
+    return facts.memo["name-uses"]
+
+
+def _called_name(node: ast.AST) -> Optional[str]:
+    """`name`, or the attribute of `self.name` / `cls.name`."""
     if isinstance(node, ast.Name):
-        return node.id == name
-    return (isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name)
-            and node.value.id in ("self", "cls"))
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+        return node.attr
+    return None
 
 
 def _at(ctx, frame, node: ast.AST):

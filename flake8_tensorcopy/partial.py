@@ -21,21 +21,28 @@ from typing import Optional
 HEADER = re.compile(r"([ \t]*)(?:@|def[ \t]|async[ \t]+def[ \t]|class[ \t])")
 NAMED = re.compile(r"[ \t]*(?:async[ \t]+)?(def|class)[ \t]+(\w+)")
 DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
-CALLED = re.compile(r"(\w+)[ \t]*\(")
+CLASS_LINE = re.compile(r"[ \t]*class[ \t]+\w+[ \t]*(?:\([^()#\n]*\))?[ \t]*:[ \t]*")
+CALLED = re.compile(r"\b(\w+)\b[ \t]*\(")
 
 
 def parse_partial(source: str, hot: list[int]) -> Optional[ast.Module]:
     """The tree of `source` with its cold defs stubbed; None when the whole file must be parsed."""
     original = source.split("\n")
-    kept = _kept(source, original, hot)
-    if kept is None:
-        return None
-    lines = list(original)
-    stubs: list[int] = []
-    funcs: list[tuple[int, int]] = []
-    _stub(lines, 0, len(lines), "", kept, stubs, funcs)
-    if not stubs or not _inside(hot, funcs):  # nothing to gain, or hot module / class code: no parse wasted
-        return None
+    kept, text = sorted(hot), None
+    for _ in range(4):  # a stub that a summary would read is kept whole, to a fixed point
+        lines = list(original)
+        stubs: list[tuple[int, int, int]] = []
+        funcs: list[tuple[int, int]] = []
+        _stub(lines, 0, len(lines), "", kept, stubs, funcs)
+        if not stubs or not _inside(hot, funcs):  # nothing to gain, or hot module / class code: no parse wasted
+            return None
+        text = text or _CallText(source)
+        more = text.needed(original, funcs, stubs)
+        if not more:
+            break
+        kept = sorted(set(kept) | more)
+    else:
+        return None  # summaries chain through many defs: the whole tree gives the same answer for less
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -45,34 +52,52 @@ def parse_partial(source: str, hot: list[int]) -> Optional[ast.Module]:
     defs: set[int] = set()
     spans: list[tuple[int, int]] = []
     _outline(tree.body, defs, spans)
-    if not defs.issuperset(n + 1 for n in stubs) or not _inside(hot, spans):  # the tree has the last word
-        return None
+    if not defs.issuperset(header + 1 for header, _, _ in stubs) or not _inside(hot, spans):
+        return None  # the tree has the last word
     return tree
 
 
-def _kept(source: str, lines: list[str], hot: list[int]) -> Optional[list[int]]:
-    """`hot` plus the lines that keep the defs summaries read whole (analysis/summaries.py): the defs a
-    kept def calls by name, and the defs holding a call of a kept def, to a fixed point; None when that
-    takes more than a few rounds (then the whole file is parsed, so both trees give one answer)."""
-    kept = sorted(hot)
-    for _ in range(4):
-        funcs: list[tuple[int, int]] = []
-        _stub(list(lines), 0, len(lines), "", kept, [], funcs)
-        names = {NAMED.match(lines[first - 1]).group(2) for first, _ in funcs if NAMED.match(lines[first - 1])}
-        called = set(CALLED.findall("\n".join("\n".join(lines[first - 1:last]) for first, last in funcs)))
-        more = {_line(source, m.start()) for m in DEF.finditer(source) if m.group(1) in called - names}
-        if names:
-            calls = re.compile(r"\b(?:%s)[ \t]*\(" % "|".join(map(re.escape, sorted(names))))
-            more.update(_line(source, m.start()) for m in calls.finditer(source))
-        grown = sorted(set(kept) | more)
-        if grown == kept:
-            return kept
-        kept = grown
-    return None
+class _CallText:
+    """Where the text calls each name (`name(`) and defines it (`def name`), by line, found once."""
+
+    def __init__(self, source: str):
+        self.calls = _lines_of(CALLED, source)  # (line, name), in line order
+        self.defs: dict[str, list[int]] = {}
+        for line, name in _lines_of(DEF, source):
+            self.defs.setdefault(name, []).append(line)
+
+    def needed(self, lines: list[str], funcs: list, stubs: list) -> set[int]:
+        """Lines that keep stubbed defs whole because summaries (analysis/summaries.py) read them: a def
+        a kept def calls by name, and a def or class holding a call of a kept def."""
+        names = {m.group(2) for m in (NAMED.match(lines[first - 1]) for first, _ in funcs) if m}
+        stubbed = {m.group(2) for m in (NAMED.match(lines[header]) for header, _, _ in stubs) if m}
+        hot, cold = _Spans(funcs), _Spans([(i + 1, j) for _, i, j in stubs])
+        called = {name for line, name in self.calls if name in stubbed and hot.holds(line)}
+        more = {line for name in called - names for line in self.defs.get(name, ()) if cold.holds(line)}
+        more.update(line for line, name in self.calls if name in names and cold.holds(line))
+        return more
 
 
-def _line(source: str, offset: int) -> int:
-    return source.count("\n", 0, offset) + 1
+class _Spans:
+    """Disjoint (first, last) line spans, asked whether they hold a line."""
+
+    def __init__(self, spans: list[tuple[int, int]]):
+        self.spans = sorted(spans)
+        self.firsts = [first for first, _ in self.spans]
+
+    def holds(self, line: int) -> bool:
+        k = bisect.bisect_right(self.firsts, line) - 1
+        return k >= 0 and line <= self.spans[k][1]
+
+
+def _lines_of(pattern: re.Pattern, source: str) -> list[tuple[int, str]]:
+    """(line, group 1) of each match, counting lines once over the text."""
+    found, line, last = [], 1, 0
+    for m in pattern.finditer(source):
+        line += source.count("\n", last, m.start())
+        last = m.start()
+        found.append((line, m.group(1)))
+    return found
 
 
 def _inside(lines: list[int], spans: list[tuple[int, int]]) -> bool:
@@ -102,7 +127,7 @@ def _outline(body: list, defs: set, spans: list) -> None:
                 _outline(case.body, defs, spans)
 
 
-def _stub(lines: list[str], first: int, end: int, indent: str, hot: list[int], stubs: list[int],
+def _stub(lines: list[str], first: int, end: int, indent: str, hot: list[int], stubs: list,
           funcs: list[tuple[int, int]], stub_cold: bool = True) -> None:
     """Stub the cold units whose header sits at exactly `indent` in lines[first:end] (0-based) and
     record the stub lines and the 1-based (def line, last line) of the hot functions; hot classes
@@ -132,9 +157,11 @@ def _stub(lines: list[str], first: int, end: int, indent: str, hot: list[int], s
                     _stub(lines, header + 1, j, body, hot, stubs, funcs, stub_cold=False)
         elif stub_cold and _closed(lines, i, j):
             stub = f"{indent}{'def ' + name + '(): pass' if kind == 'def' else 'class ' + name + ': pass'}"
+            if kind == "class" and CLASS_LINE.fullmatch(lines[header]):  # keep its bases: nn.Module or not
+                stub = lines[header].rstrip() + " pass"
             lines[i:j] = [""] * (j - i)
             lines[header] = stub
-            stubs.append(header)
+            stubs.append((header, i, j))
         i = j
 
 

@@ -394,6 +394,14 @@ class FileFacts:
                 return not arg.value
         return grad
 
+    @functools.cached_property
+    def _newlines(self) -> list[int]:
+        return [m.start() for m in re.finditer("\n", self.source)]
+
+    def line_of(self, offset: int) -> int:
+        """The line of a character offset in the source (lines end at "\\n"; see physical_lines for CR)."""
+        return bisect.bisect_left(self._newlines, offset) + 1
+
     # ---- helpers rules use -------------------------------------------------------------------
     def segment(self, node: ast.AST) -> str:
         """ast.get_source_segment from the lines, without re-splitting the whole file per call."""

@@ -10,7 +10,9 @@ they all agree on, else unknown. Answers are memoised per file, so summaries cos
 from __future__ import annotations
 
 import ast
+import bisect
 import copy
+import re
 from typing import Callable, Optional
 
 from .facts import Bind
@@ -182,9 +184,9 @@ def call_sites(fn: ast.AST, ctx) -> list:
     facts = ctx.facts
     key = ("call-sites", id(fn))
     if key not in facts.memo:
-        calls, used = _uses(facts)
+        calls, used = _uses(facts, fn.name)
         sites = []
-        for call, owner in calls.get(fn.name, ()) if fn.name not in used else ():
+        for call, owner in calls if not used else ():
             frame = facts.module_frame if owner is None else facts.function_frame(owner)
             if frame is None:
                 sites = []  # a caller in a class the walk skipped: its arguments are unknown
@@ -195,29 +197,49 @@ def call_sites(fn: ast.AST, ctx) -> list:
     return facts.memo[key]
 
 
-def _uses(facts) -> tuple[dict, set]:
-    """For the whole file, in one walk: the calls of each name (`name(...)`, `self.name(...)`,
-    `cls.name(...)`) with the def each sits in, and the names used other than by calling them (passed
-    on, stored, decorated: callers the file does not show)."""
-    if "name-uses" not in facts.memo:
-        calls: dict[str, list] = {}
-        used: set[str] = set()
-        stack = [(n, None) for n in facts.tree.body]
+def _uses(facts, name: str) -> tuple[list, bool]:
+    """The calls of `name` (`name(...)`, `self.name(...)`, `cls.name(...)`) with the def each sits in, and
+    whether the name is used other than by calling it (passed on, stored, decorated: callers the file
+    does not show). Only the statements whose lines mention the name are walked."""
+    key = ("name-uses", name)
+    if key not in facts.memo:
+        calls, used = [], False
+        stack = _statements_mentioning(facts, name)
         while stack:
             node, owner = stack.pop()
-            name = _called_name(node.func) if isinstance(node, ast.Call) else None
-            if name is not None:
-                calls.setdefault(name, []).append((node, owner))
+            called = _called_name(node.func) if isinstance(node, ast.Call) else None
+            if called is not None:
+                if called == name:
+                    calls.append((node, owner))
                 stack.extend((c, owner) for c in node.args + [k.value for k in node.keywords])
                 if isinstance(node.func, ast.Attribute):
                     stack.append((node.func.value, owner))
                 continue
-            if not isinstance(getattr(node, "ctx", None), ast.Store):
-                used.update(filter(None, [_called_name(node)]))
+            if _called_name(node) == name and not isinstance(getattr(node, "ctx", None), ast.Store):
+                used = True
             inner = node if isinstance(node, DEFS) else owner
             stack.extend((c, inner) for c in ast.iter_child_nodes(node))
-        facts.memo["name-uses"] = (calls, used)
-    return facts.memo["name-uses"]
+        facts.memo[key] = (calls, used)
+    return facts.memo[key]
+
+
+def _statements_mentioning(facts, name: str) -> list:
+    """(statement, enclosing def or None) for the module's and classes' statements whose lines hold the
+    word `name`; a class's own statements are looked into, a def is taken whole."""
+    mentions = re.finditer(r"\b%s\b" % re.escape(name), facts.source)
+    lines = sorted({facts.line_of(m.start()) for m in mentions}) if "\r" not in facts.source else None
+    found, stack = [], list(facts.tree.body)
+    while stack:
+        node = stack.pop()
+        k = bisect.bisect_left(lines, node.lineno) if lines is not None else None
+        if k is not None and (k == len(lines) or lines[k] > node.end_lineno):
+            continue
+        if isinstance(node, ast.ClassDef):
+            found.extend((n, None) for n in node.decorator_list + node.bases + [k.value for k in node.keywords])
+            stack.extend(node.body)
+        else:
+            found.append((node, None))
+    return found
 
 
 def _called_name(node: ast.AST) -> Optional[str]:

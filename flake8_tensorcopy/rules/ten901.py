@@ -59,10 +59,11 @@ NAME = "graph-stored-on-module"
 MESSAGE = ("'{target}' keeps '{value}' with its autograd graph on the object after {func}(): the graph "
            "stays alive and copy.deepcopy raises; store {value}.detach()")
 FIX = FixSafety.UNSAFE
-# Subscripts and annotations are bounded: unbounded, each `self.x:` on a long line scanned to its end
-# (quadratic in the line's length).
-TRIGGER = r"(?s)\A(?=.*(?:forward|hook))(?=.*self\.\w+(?:\[[^\]\n]{0,200}\])?\s*(?::[^=\n]{0,200})?=[^=])"
-HOT = r"self\.\w+(?:\[[^\]\n]*\])?\s*(?::[^=\n]*)?=[^=]"  # where findings are
+# Subscripts and annotations are bounded (200 characters): unbounded, each `self.x:` or `self.x[` on a
+# long line is scanned to the line's end (quadratic in the line's length). A longer one is not looked at.
+STORE = r"self\.\w+(?:\[[^\]\n]{0,200}\])?\s*(?::[^=\n]{0,200})?=[^=]"
+TRIGGER = r"(?s)\A(?=.*(?:forward|hook))(?=.*" + STORE + ")"
+HOT = STORE  # where findings are
 NODES = (ast.Assign, ast.AnnAssign)
 CLAIM = ("A tensor computed from a module's parameters and stored on the module in forward keeps its "
          "graph: copy.deepcopy(module) then raises 'Only Tensors created explicitly by the user (graph "

@@ -71,18 +71,25 @@ def type_tested(key: str, ctx: Context) -> bool:
     is_tensor), directly or through a name bound to such a test (`is_result = isinstance(out, Result)`):
     the code is written for values of several kinds."""
     root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    tests = [n.test for n in ast.walk(root) if isinstance(n, (ast.If, ast.IfExp))
+    tests = [n.test for n in ctx.facts.enclosing(root, ctx.pos) if isinstance(n, (ast.If, ast.IfExp))
              and any(b and within(b, ctx.pos) for b in ([n.body, n.orelse] if isinstance(n, ast.If)
                                                       else [[n.body], [n.orelse]]))]
     flags = {t.id for test in tests for t in ast.walk(test) if isinstance(t, ast.Name)}
-    for n in ast.walk(root):
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
-                and n.targets[0].id in flags:
-            tests.append(n.value)
+    assigned = ctx.facts.index(name_assignments, root)
+    tests += [value for flag in flags for value in assigned.get(flag, ())]
     return any(isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)) and n.args
                and (n.func.id if isinstance(n.func, ast.Name) else n.func.attr) in TYPE_TESTS
                and dotted(n.args[0]) == key
                for test in tests for n in ast.walk(test))
+
+
+def name_assignments(facts: FileFacts, root: ast.AST) -> dict[str, list[ast.expr]]:
+    """The values of `name = value` statements under `root`, by name."""
+    found: dict[str, list[ast.expr]] = {}
+    for n in ast.walk(root):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            found.setdefault(n.targets[0].id, []).append(n.value)
+    return found
 
 
 def within(stmts, pos) -> bool:

@@ -12,7 +12,7 @@ import bisect
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 from . import api
 
@@ -122,6 +122,7 @@ class FileFacts:
         self.classes_with_state_dict: set[str] = set()
         self.discarded: set[int] = set()  # ids of calls that are a whole statement: result unused
         self.memo: dict = {}  # evidence answers per (question, expression, position, frame): each once
+        self._indexes: dict = {}
         self.nodes: list[tuple[ast.AST, Frame]] = []
         self.module_scope = Scope(tree, None)
         self._wanted = wanted
@@ -131,6 +132,28 @@ class FileFacts:
     def lines(self) -> list[str]:
         """The physical lines, split when a rule first reads them (most files report nothing)."""
         return physical_lines(self.source)
+
+    # ---- indexes: a subtree walked once, however many nodes ask about it ---------------------
+    def index(self, build: Callable, root: ast.AST, *args):
+        """`build(self, root, *args)`, computed once per file. Rules ask the same question about a whole
+        function for every node they check; walking it each time was quadratic in its size."""
+        key = (build, id(root), args)
+        if key not in self._indexes:
+            self._indexes[key] = build(self, root, *args)
+        return self._indexes[key]
+
+    def enclosing(self, root: ast.AST, pos: Pos) -> list[ast.AST]:
+        """The nodes of `root` that hold the node starting at `pos`, innermost first (below `root`);
+        every node of `root` when no node starts there."""
+        parents, starts = self.index(_links, root)
+        node = starts.get(pos)
+        if node is None:
+            return list(ast.walk(root))
+        found = []
+        while id(node) in parents:
+            node = parents[id(node)]
+            found.append(node)
+        return found
 
     # ---- names -------------------------------------------------------------------------------
     def qualname(self, expr: ast.AST) -> Optional[str]:
@@ -396,6 +419,18 @@ def _last(expr: ast.AST) -> Optional[str]:
     if isinstance(expr, ast.Name):
         return expr.id
     return None
+
+
+def _links(facts: "FileFacts", root: ast.AST) -> tuple[dict[int, ast.AST], dict[Pos, ast.AST]]:
+    """Each node's parent (by id) below `root`, and the outermost node starting at each position."""
+    parents: dict[int, ast.AST] = {}
+    starts: dict[Pos, ast.AST] = {}
+    for node in ast.walk(root):  # breadth first: outer nodes first
+        if hasattr(node, "lineno"):
+            starts.setdefault((node.lineno, node.col_offset), node)
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    return parents, starts
 
 
 def dotted(expr: ast.AST) -> Optional[str]:

@@ -15,7 +15,7 @@ from . import fileio
 from .config import Config, ConfigError, load_config, validate_codes
 from .discovery import compile_patterns, default_excludes, discover, matches
 from .engine import AnalysisError, analyse, select_rules, suppressed
-from .formats import render
+from .formats import render, shown
 from .notebook import NotebookError, read_notebook, split_lines
 from .progress import Progress
 from .rules import BY_CODE
@@ -92,12 +92,12 @@ def run_check(opts: Options, out: Optional[TextIO] = None, err: Optional[TextIO]
     items = sorted((i for r in reports for i in r.items), key=lambda i: i.sort_key)
     errors = [(r.path, e) for r in sorted(reports, key=lambda r: r.path) for e in r.errors]
     for path, message in errors:
-        print(f"{path}: error: {message}", file=err)
+        print(f"{shown(path)}: error: {message}", file=err)
     out.write(render(opts.format, items, errors, len(tasks), show_source=opts.show_source))
     if not opts.quiet:
         print(summary(len(tasks), items, errors, time.perf_counter() - started), file=err)
         if not tasks:
-            where = ", ".join(opts.paths or ["."])
+            where = ", ".join(map(shown, opts.paths or ["."]))
             print(f"flake8-tensorcopy: no .py, .pyi or .ipynb file under {where} (after the excludes: "
                   f"--exclude, --extend-exclude, .gitignore)", file=err)
     return 2 if errors else 1 if items else 0

@@ -17,6 +17,7 @@ from .config import ConfigError
 from .discovery import matches
 from .engine import AnalysisError
 from .fixer import FixError, allowed, fix_source
+from .formats import shown
 from .model import Finding, FixSafety
 from .notebook import NotebookError, read_notebook
 from .pool import parallel_map
@@ -123,14 +124,14 @@ def _walk(root: str) -> Iterator[tuple[str, Optional[str]]]:
         for name in dirs:
             path = os.path.join(folder, name)
             if os.path.islink(path) and not _within(os.path.realpath(path), inside):
-                yield path, f"skipped: a symlink to {os.path.realpath(path)}, outside {root}"
+                yield path, f"skipped: a symlink to {shown(os.path.realpath(path))}, outside {shown(root)}"
         for name in sorted(files):
             if name.endswith((".py", ".pyi", ".ipynb")):
                 path = os.path.join(folder, name)
                 if not os.path.isfile(path):
                     continue  # a FIFO or a device named like a source file: never opened
                 if os.path.islink(path) and not _within(os.path.realpath(path), inside):
-                    yield path, f"skipped: a symlink to {os.path.realpath(path)}, outside {root}"
+                    yield path, f"skipped: a symlink to {shown(os.path.realpath(path))}, outside {shown(root)}"
                 else:
                     yield path, None
 
@@ -171,15 +172,15 @@ def _work(job: Job) -> Report:
 def _handle(report: Report, args, out, counts) -> int:
     """Print (and write) one file's outcome; its exit status."""
     if report.skipped:
-        print(f"{report.display}: {report.skipped}", file=sys.stderr)
+        print(f"{shown(report.display)}: {report.skipped}", file=sys.stderr)
         return 0
     if report.error:
-        print(f"{report.display}: {report.error}; file left untouched", file=sys.stderr)
+        print(f"{shown(report.display)}: {report.error}; file left untouched", file=sys.stderr)
         if report.path == "-" and not (args.diff or args.check):
             sys.stdout.buffer.write(report.original)  # an editor must get its text back
         return 2
     for error in report.rule_errors:
-        print(f"{report.display}: internal error: {error}", file=sys.stderr)
+        print(f"{shown(report.display)}: internal error: {error}", file=sys.stderr)
     status = 2 if report.rule_errors else 0
     preview = args.diff or args.check
     if report.path == "-" and not preview:
@@ -189,19 +190,19 @@ def _handle(report: Report, args, out, counts) -> int:
             try:
                 fileio.replace(report.path, report.original, report.new)
             except fileio.FileError as exc:
-                print(f"{report.display}: {exc}", file=sys.stderr)
+                print(f"{shown(report.display)}: {exc}", file=sys.stderr)
                 return 2
             counts["files"] += 1
     if not args.check:
         _print_findings(report.display, report.applied, out, "would fix" if preview else "fixed", args)
         _print_findings(report.display, report.remaining, out, None, args, report.dropped)
     if args.diff and report.new is not None:
-        sys.stdout.write(unified_diff(report.source, report.fixed, report.display))
+        sys.stdout.write(unified_diff(report.source, report.fixed, shown(report.display)))
     counts["fixed"] += len(report.applied)
     counts["remaining"] += len(report.remaining)
     counts["hidden"] += sum(f.fix is not None and f.fix.safety is FixSafety.UNSAFE for f in report.remaining)
     if args.check and (report.new is not None or report.remaining):
-        print(f"{report.display}: {len(report.applied)} fix(es) would be applied, "
+        print(f"{shown(report.display)}: {len(report.applied)} fix(es) would be applied, "
               f"{len(report.remaining)} finding(s) would remain", file=sys.stderr)
     if report.remaining or (preview and report.new is not None):
         status = max(status, 1)
@@ -210,7 +211,7 @@ def _handle(report: Report, args, out, counts) -> int:
 
 def _print_findings(name: str, findings, out, verb: Optional[str], args, dropped=None) -> None:
     for f in findings:
-        print(f"{name}:{f.line}:{f.col + 1}: {f.code} {f.message} {_tag(f, verb, args, dropped or {})}", file=out)
+        print(f"{shown(name)}:{f.line}:{f.col + 1}: {f.code} {f.message} {_tag(f, verb, args, dropped or {})}", file=out)
 
 
 def _tag(f: Finding, verb: Optional[str], args, dropped: dict) -> str:

@@ -286,3 +286,33 @@ def test_when_even_the_original_cannot_be_put_back_the_backup_is_named(tmp_path,
         fileio.replace(str(path), BAD.encode(), FIXED.encode())
     backup = str(info.value).rsplit(" ", 1)[1]
     assert open(backup).read() == BAD
+
+
+# ---- file names that hold a newline cannot forge output lines ----------------------------------------
+FORGED = "ok.py:9:9: TEN999 forged\nx.py"
+
+
+@pytest.mark.parametrize("args", [("check",), ("check", "--show-source"), ("check", "--format", "github"),
+                                  ("fix", "--diff"), ("fix", "--check"), ("fix",)])
+@pytest.mark.parametrize("content", [BAD.encode(), b'x = "\xff"\n'], ids=["finding", "error"])
+def test_a_file_name_with_a_newline_cannot_forge_an_output_line(tmp_path, args, content):
+    (tmp_path / FORGED).write_bytes(content)
+    done = cli(*args, ".", cwd=tmp_path)
+    lines = (done.stdout + done.stderr).decode().splitlines()
+    assert not any(line.startswith(("x.py", "ok.py:9:9")) for line in lines), lines
+    assert any('ok.py:9:9: TEN999 forged\\nx.py"' in line or "forged%0Ax.py" in line for line in lines), lines
+    assert done.returncode == (2 if content != BAD.encode() else 0 if args == ("fix",) else 1)
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_json_and_sarif_carry_the_name_as_it_is(tmp_path, fmt):
+    import json
+
+    (tmp_path / FORGED).write_text(BAD)
+    done = cli("check", "--format", fmt, ".", cwd=tmp_path)
+    report = json.loads(done.stdout)
+    if fmt == "json":
+        assert [f["path"] for f in report["findings"]] == [FORGED]
+    else:
+        (result,) = report["runs"][0]["results"]
+        assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "ok.py%3A9%3A9%3A%20TEN999%20forged%0Ax.py"

@@ -211,7 +211,8 @@ def _handle(report: Report, args, out, counts) -> int:
 
 def _print_findings(name: str, findings, out, verb: Optional[str], args, dropped=None) -> None:
     for f in findings:
-        print(f"{shown(name)}:{f.line}:{f.col + 1}: {f.code} {f.message} {_tag(f, verb, args, dropped or {})}", file=out)
+        tag = _tag(f, verb, args, dropped or {})
+        print(f"{shown(name)}:{f.line}:{f.col + 1}: {f.code} {f.message} {tag}", file=out)
 
 
 def _tag(f: Finding, verb: Optional[str], args, dropped: dict) -> str:

@@ -70,7 +70,8 @@ def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec]
     for _ in range(max_passes + 1):
         findings, errors = reported(text, filename, rules, tensor_functions)
         outcome.errors = errors
-        todo = [f for f in findings if allowed(f, unsafe) and _positions_reliable(f, text)]
+        lines = ast_lines(text) if EXTRA_BREAKS.search(text) else None  # None: every position is reliable
+        todo = [f for f in findings if allowed(f, unsafe) and _positions_reliable(f, lines)]
         refused = _refused(text, todo, filename) if todo else {}
         todo = [f for f in todo if id(f) not in refused]
         if not todo:
@@ -79,8 +80,8 @@ def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec]
             outcome.dropped = refused
             return outcome
         fixed, applied, imports = apply(text, todo)
-        outcome.errors += [f"{f.code} fix at line {f.line} points outside the text" for f in todo if f not in applied
-                           and f.fix.edits and _stray(f, text)]
+        outcome.errors += [f"{f.code} fix at line {f.line} points outside the text"
+                           for f in _strays(todo, applied, text)]
         if fixed == text:  # nothing applicable changed the text: stop rather than spin
             outcome.fixed, outcome.remaining = text, findings
             return outcome
@@ -208,17 +209,20 @@ def _with_imports(text: str, modules: set[str]) -> str:
                        "left unchanged") from None
 
 
-def _stray(finding: Finding, text: str) -> bool:
+def _strays(todo: Sequence[Finding], applied: Sequence[Finding], text: str) -> list[Finding]:
+    """The findings not applied because an edit points outside the text."""
+    done = {id(f) for f in applied}
     starts, newline = _line_starts(text), _newline(text)
-    return any(_span(e, starts, text, newline) is None for e in finding.fix.edits)
+    return [f for f in todo if id(f) not in done and f.fix.edits
+            and any(_span(e, starts, text, newline) is None for e in f.fix.edits)]
 
 
-def _positions_reliable(finding: Finding, text: str) -> bool:
+def _positions_reliable(finding: Finding, lines: Optional[list[str]]) -> bool:
     """The engine converts byte columns to characters on str.splitlines() lines; where those differ
-    from ast's lines (a form feed, say) a column on a non-ASCII line cannot be trusted."""
-    if not EXTRA_BREAKS.search(text):
+    from ast's lines (a form feed, say: `lines` are ast's lines then, else None) a column on a
+    non-ASCII line cannot be trusted."""
+    if lines is None:
         return True
-    lines = ast_lines(text)
     return all(0 < line <= len(lines) and lines[line - 1].isascii()
                for e in finding.fix.edits for line in (e.start[0], e.end[0]))
 

@@ -48,14 +48,29 @@ class Scope:
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
     loads: dict[str, list[Pos]] = field(default_factory=dict)
     backward_names: set[str] = field(default_factory=set)  # names with `.backward()` called on them
+    starts: dict[str, list[Pos]] = field(default_factory=dict)  # where each binding starts, by name
+    unsorted: set[str] = field(default_factory=set)  # names whose bindings were not met in source order
 
     def bind(self, b: Binding) -> None:
         self.bindings.setdefault(b.name, []).append(b)
+        starts = self.starts.setdefault(b.name, [])
+        if starts and b.pos < starts[-1]:
+            self.unsorted.add(b.name)
+        starts.append(b.pos)
+
+    def _latest_first(self, name: str, pos: Pos) -> Iterator[Binding]:
+        """The bindings of `name` that start at or before `pos`, the latest first (found by bisection: a
+        name bound thousands of times, as in a notebook, made each question scan them all)."""
+        bindings = self.bindings.get(name)
+        if not bindings:
+            return
+        end = len(bindings) if name in self.unsorted else bisect.bisect_right(self.starts[name], pos)
+        for i in range(end - 1, -1, -1):
+            yield bindings[i]
 
     def binding_before(self, name: str, pos: Pos) -> Optional[Binding]:
         """The last binding of `name` in this scope that starts before `pos`, else the enclosing scope's."""
-        bindings = self.bindings.get(name, ())
-        for b in reversed(bindings):  # source order: the first from the end that is complete at `pos`
+        for b in self._latest_first(name, pos):  # source order: the first from the end that is complete at `pos`
             if b.end <= pos:  # (`x = f(x)`: the read inside the statement sees the earlier binding)
                 return b
         scope = self.parent
@@ -68,7 +83,7 @@ class Scope:
     def origin(self, name: str, pos: Pos) -> Optional[Binding]:
         """The binding of `name` in this scope that gave it its current object at `pos`:
         augmented assignments (`z += 1`) keep the object, so they are skipped."""
-        for b in reversed(self.bindings.get(name, ())):
+        for b in self._latest_first(name, pos):
             if b.end <= pos and b.kind != "aug":
                 return b
         return None
@@ -77,7 +92,7 @@ class Scope:
         """The bindings of `name` in this scope that may give its value at `pos`: the last one, and
         while that one sits in a conditional body that does not hold `pos`, the ones before it."""
         found = []
-        for b in reversed(self.bindings.get(name, ())):
+        for b in self._latest_first(name, pos):
             if b.end <= pos and b.kind != "aug":  # `x = f(x)`: the read inside sees the earlier binding
                 found.append(b)
                 if b.block is None or b.block[0] <= pos <= b.block[1]:

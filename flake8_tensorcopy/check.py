@@ -14,7 +14,7 @@ from . import fileio
 from .config import ConfigError
 from .discovery import discover
 from .engine import AnalysisError, analyse, suppressed
-from .formats import render
+from .formats import render, shown
 from .model import Finding
 from .notebook import Notebook, NotebookError, read_notebook, split_lines
 from .progress import Progress
@@ -80,19 +80,19 @@ def run_check(opts: Options, out: Optional[TextIO] = None, err: Optional[TextIO]
     errors = []
     for r in sorted(reports, key=lambda r: r.path):
         for message in r.errors:
-            print(f"{r.path}: error: {message}", file=err)
+            print(f"{shown(r.path)}: error: {message}", file=err)
             errors.append((r.path, message))
         for cell, message in r.cell_errors:  # a notebook cell that does not parse; the others are checked
-            print(f"{r.path}:cell {cell}: error: {message}", file=err)
+            print(f"{shown(r.path)}:cell {cell}: error: {message}", file=err)
             errors.append((r.path, f"cell {cell}: {message}"))
     for report in reports if not opts.quiet else ():
         for note in report.notes:
-            print(f"{report.path}: {note}", file=err)
+            print(f"{shown(report.path)}: {note}", file=err)
     out.write(render(opts.format, items, errors, len(tasks), show_source=opts.show_source))
     if not opts.quiet:
         print(summary(len(tasks), items, errors, time.perf_counter() - started), file=err)
         if not tasks:
-            where = ", ".join(opts.paths or ["."])
+            where = ", ".join(map(shown, opts.paths or ["."]))
             print(f"flake8-tensorcopy: no .py, .pyi or .ipynb file under {where} (after the excludes: "
                   f"--exclude, --extend-exclude, .gitignore)", file=err)
     return 2 if errors else 1 if items else 0

@@ -22,6 +22,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from .formats import shown
 from .rules import RULES
 
 SECTION = "flake8-tensorcopy"
@@ -77,7 +78,7 @@ def load_config_file(path: str) -> Config:
 
 
 def config_from_table(table: dict, root: str, path: Optional[str] = None) -> Config:
-    where = f"{path}: " if path else ""
+    where = f"{shown(path)}: " if path else ""
     if not isinstance(table, dict):
         raise ConfigError(f"{where}[tool.{SECTION}] must be a table")
     for key in table:
@@ -155,9 +156,9 @@ def _parse(path: str) -> dict:
             data = fh.read()
         parsed = tomllib.loads(data.decode("utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}".splitlines()[0]) from None
+        raise ConfigError(f"{shown(path)}: cannot read: {exc}".splitlines()[0]) from None
     except UnicodeDecodeError as exc:  # TOML is UTF-8
-        raise ConfigError(f"{path}: cannot read: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+        raise ConfigError(f"{shown(path)}: cannot read: not UTF-8 ({exc.reason} at byte {exc.start})") from None
     return parsed.get("tool", {}) if isinstance(parsed.get("tool"), dict) else {}
 
 

@@ -71,13 +71,12 @@ def type_tested(key: str, ctx: Context) -> bool:
     is_tensor), directly or through a name bound to such a test (`is_result = isinstance(out, Result)`):
     the code is written for values of several kinds."""
     root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    tests = [n.test for n in ast.walk(root) if isinstance(n, (ast.If, ast.IfExp))
-             and (any(b and within(b, ctx.pos) for b in _branches(n)) or _early_exit(n, ctx.pos))]
+    tests = [n.test for n in ctx.facts.enclosing(root, ctx.pos) if isinstance(n, (ast.If, ast.IfExp))
+             and any(b and within(b, ctx.pos) for b in _branches(n))]
+    tests += [n.test for n in ctx.facts.index(early_exits, root) if end_of(n) < ctx.pos]
     flags = {t.id for test in tests for t in ast.walk(test) if isinstance(t, ast.Name)}
-    for n in ast.walk(root):
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
-                and n.targets[0].id in flags:
-            tests.append(n.value)
+    assigned = ctx.facts.index(name_assignments, root)
+    tests += [value for flag in flags for value in assigned.get(flag, ())]
     return any(isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)) and n.args
                and (n.func.id if isinstance(n.func, ast.Name) else n.func.attr) in TYPE_TESTS
                and dotted(n.args[0]) == key
@@ -89,10 +88,20 @@ def _branches(node) -> list[list]:
     return [node.body, node.orelse] if isinstance(node, ast.If) else [[node.body], [node.orelse]]
 
 
-def _early_exit(node: ast.AST, pos) -> bool:
-    """`if is_tensor(x): return ...` before `pos`: the code after it runs for the other kinds only."""
-    return (isinstance(node, ast.If) and end_of(node) < pos
-            and isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue)))
+def early_exits(facts: FileFacts, root: ast.AST) -> list[ast.If]:
+    """`if ...: return` (or raise / continue) under `root`: after one, the code runs only for what its test
+    let through (`if is_tensor(x): return ...` leaves the other kinds)."""
+    exits = (ast.Return, ast.Raise, ast.Continue)
+    return [n for n in ast.walk(root) if isinstance(n, ast.If) and isinstance(n.body[-1], exits)]
+
+
+def name_assignments(facts: FileFacts, root: ast.AST) -> dict[str, list[ast.expr]]:
+    """The values of `name = value` statements under `root`, by name."""
+    found: dict[str, list[ast.expr]] = {}
+    for n in ast.walk(root):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            found.setdefault(n.targets[0].id, []).append(n.value)
+    return found
 
 
 def within(stmts, pos) -> bool:

@@ -3,7 +3,14 @@
 A file is decoded the way Python decodes it (UTF-8 BOM, PEP 263 cookie) and encoded back the same way;
 newlines are never translated. A write goes to a temporary file in the same folder, is flushed to disk
 and renamed over the original, so a reader (or a crash) sees either the old or the new file, never a
-truncated one; the original's content is checked again just before the rename.
+truncated one; the original's content is checked again just before the rename. The new file keeps the
+original's owner and group (where permitted), mode (setuid, setgid and sticky bits included) and
+extended attributes (ACLs, SELinux labels, capabilities).
+
+A file with other hard links is rewritten in place instead, so that every name sees the fix (a rename
+would leave the other names on the old content): its original content is first saved beside it
+(`.NAME.*.tenfix-backup`, flushed to disk), and removed once the new content is on disk; if the write
+fails, the original is written back, and if even that fails the message names the backup.
 """
 from __future__ import annotations
 
@@ -78,10 +85,11 @@ def read_regular(path: str, limit: Optional[int] = None) -> bytes:
 
 
 def replace(path: str, original: bytes, new: bytes) -> None:
-    """Atomically replace the file `path` (a symlink's target) holding `original` with `new`.
+    """Atomically replace the file `path` (a symlink's target) holding `original` with `new`; a file with
+    other hard links is rewritten in place (see the module's docstring).
 
-    Keeps the file's mode (and owner where permitted). Raises FileError, leaving the file untouched,
-    when it is read-only, was changed or removed since it was read, or the write fails (disk full).
+    Raises FileError, leaving the file's content as it was, when it is read-only, was changed or removed
+    since it was read, or the write fails (disk full).
     """
     target = os.path.realpath(path)
     try:
@@ -92,7 +100,10 @@ def replace(path: str, original: bytes, new: bytes) -> None:
         raise FileError("not written: the file is read-only")
     folder = os.path.dirname(target) or "."
     with interrupts_deferred():  # Ctrl-C lands before or after the write, never in the middle
-        _replace_atomically(target, folder, new, original, st)
+        if st.st_nlink > 1:
+            _rewrite_in_place(target, folder, new, original)
+        else:
+            _replace_atomically(target, folder, new, original, st)
 
 
 def _replace_atomically(target: str, folder: str, new: bytes, original: bytes, st: os.stat_result) -> None:
@@ -105,8 +116,9 @@ def _replace_atomically(target: str, folder: str, new: bytes, original: bytes, s
             fh.write(new)
             fh.flush()
             os.fsync(fh.fileno())
+        _keep_owner(tmp, st)  # before chmod: a change of owner clears the setuid and setgid bits
+        _copy_xattrs(target, tmp)
         os.chmod(tmp, stat.S_IMODE(st.st_mode))
-        _keep_owner(tmp, st)
         _refuse_if_changed(target, original)
         os.replace(tmp, target)
     except FileError:
@@ -119,6 +131,55 @@ def _replace_atomically(target: str, folder: str, new: bytes, original: bytes, s
         _remove(tmp)
         raise
     _sync_folder(folder)
+
+
+def _rewrite_in_place(target: str, folder: str, new: bytes, original: bytes) -> None:
+    backup = _backup(target, folder, original)
+    try:
+        fh = open(target, "r+b")
+    except OSError as exc:
+        _remove(backup)
+        raise FileError(f"not written: {exc.strerror or exc}; the original is untouched") from None
+    with fh:
+        if fh.read() != original:
+            _remove(backup)
+            raise FileError("not written: the file changed since it was read")
+        try:
+            _overwrite(fh, new)
+        except OSError as exc:
+            try:
+                _overwrite(fh, original)
+            except OSError:
+                raise FileError(f"not written: {exc.strerror or exc}; the file may be damaged, its original "
+                                f"content is saved in {backup}") from None
+            _remove(backup)
+            raise FileError(f"not written: {exc.strerror or exc}; the original is untouched") from None
+    _remove(backup)
+
+
+def _backup(target: str, folder: str, original: bytes) -> str:
+    try:
+        fd, backup = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tenfix-backup", dir=folder)
+    except OSError as exc:
+        raise FileError(f"not written: cannot save a backup beside it: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(original)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        _remove(backup)
+        raise FileError(f"not written: cannot save a backup beside it: {exc.strerror or exc}") from None
+    _sync_folder(folder)
+    return backup
+
+
+def _overwrite(fh, data: bytes) -> None:
+    fh.seek(0)
+    fh.write(data)
+    fh.truncate()
+    fh.flush()
+    os.fsync(fh.fileno())
 
 
 _deferring = []  # non-empty while a block defers SIGINT: nested blocks leave it to the outermost
@@ -159,6 +220,21 @@ def _keep_owner(tmp: str, st: os.stat_result) -> None:
             os.chown(tmp, st.st_uid, st.st_gid)
         except OSError:
             pass  # not permitted: the fixed file belongs to whoever runs the fixer
+
+
+def _copy_xattrs(source: str, dest: str) -> None:
+    """Extended attributes, where the platform and the file system have them."""
+    if not hasattr(os, "listxattr"):
+        return
+    try:
+        names = os.listxattr(source)
+    except OSError:
+        return  # not supported here
+    for name in names:
+        try:
+            os.setxattr(dest, name, os.getxattr(source, name))
+        except OSError:
+            pass  # not permitted (another namespace, a read-only label): keep the rest
 
 
 def _remove(tmp: str) -> None:

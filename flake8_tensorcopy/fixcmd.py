@@ -17,7 +17,7 @@ from .config import ConfigError
 from .discovery import discover
 from .engine import AnalysisError
 from .fixer import FixError, allowed, ast_lines, fix_source
-from .formats import render, text_line
+from .formats import render, shown, text_line
 from .model import Finding
 from .notebook import NotebookError, read_notebook
 from .pool import parallel_map
@@ -143,18 +143,18 @@ def _handle(report: Report, args, out, counts) -> int:
     """Print (and write) one file's outcome; its exit status."""
     if report.skipped:
         if not args.quiet:
-            print(f"{report.display}: {report.skipped}", file=sys.stderr)
+            print(f"{shown(report.display)}: {report.skipped}", file=sys.stderr)
         return 0
     counts["seen"] += 1
     if report.error:
-        print(f"{report.display}: {report.error}; file left untouched", file=sys.stderr)
+        print(f"{shown(report.display)}: {report.error}; file left untouched", file=sys.stderr)
         if report.path == "-" and not (args.diff or args.check):
             sys.stdout.buffer.write(report.original)  # an editor must get its text back
         return 2
     for error in report.rule_errors:
-        print(f"{report.display}: internal error: {error}", file=sys.stderr)
+        print(f"{shown(report.display)}: internal error: {error}", file=sys.stderr)
     for cell, message in report.cell_errors:
-        print(f"{report.display}:cell {cell}: error: {message}; cell left untouched", file=sys.stderr)
+        print(f"{shown(report.display)}:cell {cell}: error: {message}; cell left untouched", file=sys.stderr)
     status = 2 if report.rule_errors or report.cell_errors else 0
     preview = args.diff or args.check
     if report.path == "-" and not preview:
@@ -164,18 +164,18 @@ def _handle(report: Report, args, out, counts) -> int:
             try:
                 fileio.replace(report.path, report.original, report.new)
             except fileio.FileError as exc:
-                print(f"{report.display}: {exc}", file=sys.stderr)
+                print(f"{shown(report.display)}: {exc}", file=sys.stderr)
                 return 2
             counts["files"] += 1
     if not args.check and args.format == "text":
         out.write("".join(text_line(item, args.show_source) for item in report.applied + report.remaining))
     if args.diff and report.new is not None:
-        sys.stdout.write(unified_diff(report.source, report.fixed, report.display))
+        sys.stdout.write(unified_diff(report.source, report.fixed, shown(report.display)))
     counts["fixed"] += len(report.applied)
     counts["remaining"] += len(report.remaining)
     counts["hidden"] += sum(item.fix == "unsafe" for item in report.remaining)
     if args.check and (report.new is not None or report.remaining):
-        print(f"{report.display}: {len(report.applied)} fix(es) would be applied, "
+        print(f"{shown(report.display)}: {len(report.applied)} fix(es) would be applied, "
               f"{len(report.remaining)} finding(s) would remain", file=sys.stderr)
     if report.remaining or (preview and report.new is not None):
         status = max(status, 1)

@@ -6,6 +6,7 @@ that the result still parses, and repeat until no allowed fix is left. It never 
 """
 from __future__ import annotations
 
+import bisect
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -69,9 +70,9 @@ def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec]
     for _ in range(max_passes + 1):
         findings, errors = reported(text, filename, rules, tensor_functions)
         outcome.errors = errors
-        todo = [f for f in findings if allowed(f, unsafe) and _positions_reliable(f, text)]
-        unbound = _unbound_names(text, filename) if todo else []
-        refused = {id(f): why for f in todo for why in [_breaks(text, unbound, f, filename)] if why}
+        lines = ast_lines(text) if EXTRA_BREAKS.search(text) else None  # None: every position is reliable
+        todo = [f for f in findings if allowed(f, unsafe) and _positions_reliable(f, lines)]
+        refused = _refused(text, todo, filename) if todo else {}
         todo = [f for f in todo if id(f) not in refused]
         if not todo:
             outcome.fixed = text
@@ -79,8 +80,8 @@ def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec]
             outcome.dropped = refused
             return outcome
         fixed, applied, imports = apply(text, todo)
-        outcome.errors += [f"{f.code} fix at line {f.line} points outside the text" for f in todo if f not in applied
-                           and f.fix.edits and _stray(f, text)]
+        outcome.errors += [f"{f.code} fix at line {f.line} points outside the text"
+                           for f in _strays(todo, applied, text)]
         if fixed == text:  # nothing applicable changed the text: stop rather than spin
             outcome.fixed, outcome.remaining = text, findings
             return outcome
@@ -96,37 +97,87 @@ def apply(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding], s
     """Apply the fixes that do not overlap an earlier one; identical edits count once."""
     starts = _line_starts(text)
     newline = _newline(text)
-    taken: list[tuple[int, int, str]] = []
+    taken: list[tuple[int, int, str]] = []  # sorted, pairwise apart
     applied, imports = [], set()
     for finding in sorted(findings, key=lambda f: (_first(f.fix.edits), f.code)):
         spans = [_span(e, starts, text, newline) for e in finding.fix.edits]
         if any(s is None for s in spans):
             continue  # a position outside the text: the rule's bug, reported as a remaining finding
-        fresh = [s for s in spans if s not in taken]
-        if any(_overlap(s, t) for s in fresh for t in taken) or _self_overlap(fresh):
+        fresh = [s for s in spans if not _taken(taken, s)]
+        if any(_overlaps_taken(taken, s) for s in fresh) or _self_overlap(fresh):
             continue  # the next pass sees it again, on the text this pass produces
-        taken.extend(fresh)
+        for s in fresh:
+            bisect.insort(taken, s)
         applied.append(finding)
         imports.update(finding.fix.imports)
-    for start, end, new in sorted(taken, reverse=True):
-        text = text[:start] + new + text[end:]
-    return text, applied, imports
+    pieces, done = [], 0
+    for start, end, new in taken:
+        pieces += [text[done:start], new]
+        done = end
+    return "".join(pieces) + text[done:], applied, imports
 
 
-def _breaks(text: str, unbound: list[str], finding: Finding, filename: str) -> Optional[str]:
-    """Why applying this one fix would break the program, or None: it must leave no new undefined name
-    and no name read before it is bound (`memory = memory.detach()` that makes a global local).
-    `unbound`: what pyflakes already finds undefined or unbound in `text`."""
-    fixed, applied, imports = apply(text, [finding])
+def _taken(taken: list, span: tuple[int, int, str]) -> bool:
+    i = bisect.bisect_left(taken, span)
+    return i < len(taken) and taken[i] == span
+
+
+def _overlaps_taken(taken: list, span: tuple[int, int, str]) -> bool:
+    """`span` conflicts with one of `taken` (sorted, pairwise apart, so their ends are sorted too): only
+    the few that start at or before its end and end at or after its start can, found by bisection."""
+    i = bisect.bisect_right(taken, (span[1], float("inf")))
+    while i > 0 and taken[i - 1][1] >= span[0]:
+        i -= 1
+        if _overlap(span, taken[i]):
+            return True
+    return False
+
+
+def _refused(text: str, todo: Sequence[Finding], filename: str) -> dict[int, str]:
+    """Why each fix that would break the program is refused, by id: it must leave no new undefined
+    name and no name read before it is bound (`memory = memory.detach()` that makes a global local).
+    The fixes are checked together (one pyflakes run); only when that finds a new name are the fixes
+    whose text mentions it checked one by one (a run per fix was quadratic in the file's size)."""
+    unbound = _unbound_names(text, filename)
+    refused: dict[int, str] = {}
+    remaining = list(todo)
+    new = _new_names(text, unbound, remaining, filename)
+    while new:
+        suspects = [f for f in remaining if _mentions(f, new, text)] or remaining
+        for f in suspects:
+            names = _new_names(text, unbound, [f], filename)
+            if names:
+                refused[id(f)] = _why(names)
+        if not any(id(f) in refused for f in suspects):  # they break the program only together
+            refused.update((id(f), _why(new)) for f in suspects)
+        remaining = [f for f in remaining if id(f) not in refused]
+        new = _new_names(text, unbound, remaining, filename)
+    return refused
+
+
+def _why(names: Sequence[str]) -> str:
+    return f"the fix would leave {', '.join(repr(n) for n in names)} undefined or unbound"
+
+
+def _mentions(finding: Finding, names: Sequence[str], text: str) -> bool:
+    """A name occurs in the text a fix replaces or in its replacement."""
+    words = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
+    starts, newline = _line_starts(text), _newline(text)
+    spans = [_span(e, starts, text, newline) for e in finding.fix.edits]
+    return any(words.search(s[2]) or words.search(text, s[0], s[1]) for s in spans if s is not None)
+
+
+def _new_names(text: str, unbound: list[str], findings: Sequence[Finding], filename: str) -> list[str]:
+    """Names undefined or unbound once `findings` are fixed in `text` that `unbound` does not list."""
+    fixed, applied, imports = apply(text, findings)
     if not applied:
-        return None
+        return []
     try:
         fixed = add_imports(fixed, imports) if imports else fixed
         after = _unbound_names(fixed, filename)
     except Exception:  # noqa: BLE001 - verify() reports a text that does not parse
-        return None
-    new = sorted(set(after) - set(unbound))
-    return f"the fix would leave {', '.join(repr(n) for n in new)} undefined or unbound" if new else None
+        return []
+    return sorted(set(after) - set(unbound))
 
 
 def _unbound_names(text: str, filename: str) -> list[str]:
@@ -158,17 +209,20 @@ def _with_imports(text: str, modules: set[str]) -> str:
                        "left unchanged") from None
 
 
-def _stray(finding: Finding, text: str) -> bool:
+def _strays(todo: Sequence[Finding], applied: Sequence[Finding], text: str) -> list[Finding]:
+    """The findings not applied because an edit points outside the text."""
+    done = {id(f) for f in applied}
     starts, newline = _line_starts(text), _newline(text)
-    return any(_span(e, starts, text, newline) is None for e in finding.fix.edits)
+    return [f for f in todo if id(f) not in done and f.fix.edits
+            and any(_span(e, starts, text, newline) is None for e in f.fix.edits)]
 
 
-def _positions_reliable(finding: Finding, text: str) -> bool:
+def _positions_reliable(finding: Finding, lines: Optional[list[str]]) -> bool:
     """The engine converts byte columns to characters on str.splitlines() lines; where those differ
-    from ast's lines (a form feed, say) a column on a non-ASCII line cannot be trusted."""
-    if not EXTRA_BREAKS.search(text):
+    from ast's lines (a form feed, say: `lines` are ast's lines then, else None) a column on a
+    non-ASCII line cannot be trusted."""
+    if lines is None:
         return True
-    lines = ast_lines(text)
     return all(0 < line <= len(lines) and lines[line - 1].isascii()
                for e in finding.fix.edits for line in (e.start[0], e.end[0]))
 

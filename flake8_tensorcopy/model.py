@@ -53,7 +53,10 @@ class Trigger:
     """The text a rule needs before it can fire: any of `patterns`, each searched on its own (CPython's
     regex engine jumps to a pattern's literal prefix, but tries an alternation or a `(?m)^` at every
     character). With `line_start`, a match counts only when the text before it on its line
-    fullmatches that pattern."""
+    fullmatches that pattern, or is longer than LINE_START_LIMIT characters: checking each of many
+    matches on one long line from the line's start would be quadratic, so such a match just counts."""
+
+    LINE_START_LIMIT = 400
 
     def __init__(self, *patterns: str, line_start: Optional[str] = None):
         self.patterns = tuple(re.compile(p) for p in patterns)
@@ -63,8 +66,12 @@ class Trigger:
         for pattern in self.patterns:
             for m in pattern.finditer(source):
                 start = m.start()
-                if self.line_start is None or self.line_start.fullmatch(source, source.rfind("\n", 0, start) + 1,
-                                                                        start):
+                if self.line_start is None:
+                    yield m
+                    continue
+                window = max(0, start - self.LINE_START_LIMIT - 1)
+                newline = source.rfind("\n", window, start)
+                if (newline < 0 and window > 0) or self.line_start.fullmatch(source, newline + 1, start):
                     yield m
 
     def search(self, source: str) -> Optional[re.Match]:

@@ -3,6 +3,7 @@ Each command runs with a timeout, so a hang fails the test instead of the suite.
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 
@@ -212,3 +213,108 @@ def test_sarif_names_a_file_whose_name_is_not_utf8(tmp_path):
     assert done.returncode == 1 and b"Traceback" not in done.stderr
     (result,) = json.loads(done.stdout)["runs"][0]["results"]
     assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "bad%FF.py"
+
+
+# ---- root fixing another user's file: nothing about the file but its text changes -------------------
+BAD = "import torch\nx = torch.ones(2)\ny = torch.tensor(x)\n"
+FIXED = BAD.replace("torch.tensor(x)", "x.detach().clone()")
+
+
+def test_fix_keeps_owner_group_setuid_setgid_and_xattrs(tmp_path):
+    path = tmp_path / "a.py"
+    path.write_text(BAD)
+    owner = 12345 if os.geteuid() == 0 else os.getuid()  # as root: another user's file
+    group = 12345 if os.geteuid() == 0 else os.getgid()
+    os.chown(path, owner, group)
+    os.chmod(path, 0o6751)
+    os.setxattr(path, "user.origin", b"kept")
+    done = cli("fix", "a.py", cwd=tmp_path)
+    assert done.returncode == 0 and path.read_text() == FIXED
+    st = os.stat(path)
+    assert (st.st_uid, st.st_gid, oct(stat.S_IMODE(st.st_mode))) == (owner, group, oct(0o6751))
+    assert os.getxattr(path, "user.origin") == b"kept"
+
+
+def test_fix_keeps_hard_links_together(tmp_path):
+    """A rename would leave the other name on the old text: the file is rewritten in place."""
+    path, other = tmp_path / "a.py", tmp_path / "other_name.py"
+    path.write_text(BAD)
+    os.link(path, other)
+    done = cli("fix", "a.py", cwd=tmp_path)
+    assert done.returncode == 0 and path.read_text() == other.read_text() == FIXED
+    assert os.stat(path).st_ino == os.stat(other).st_ino
+    assert sorted(os.listdir(tmp_path)) == ["a.py", "other_name.py"]  # the backup is gone
+
+
+def test_a_failed_in_place_write_puts_the_original_back(tmp_path, monkeypatch):
+    from flake8_tensorcopy import fileio
+
+    path = tmp_path / "a.py"
+    path.write_bytes(BAD.encode())
+    os.link(path, tmp_path / "other_name.py")
+    real, calls = fileio._overwrite, []
+
+    def overwrite(fh, data):
+        calls.append(data)
+        if len(calls) == 1:  # the new text: half written, then the disk is full
+            fh.seek(0)
+            fh.write(data[:10])
+            fh.truncate()
+            raise OSError(28, "No space left on device")
+        real(fh, data)
+
+    monkeypatch.setattr(fileio, "_overwrite", overwrite)
+    with pytest.raises(fileio.FileError, match="No space left on device; the original is untouched"):
+        fileio.replace(str(path), BAD.encode(), FIXED.encode())
+    assert path.read_text() == BAD and sorted(os.listdir(tmp_path)) == ["a.py", "other_name.py"]
+
+
+def test_when_even_the_original_cannot_be_put_back_the_backup_is_named(tmp_path, monkeypatch):
+    from flake8_tensorcopy import fileio
+
+    path = tmp_path / "a.py"
+    path.write_bytes(BAD.encode())
+    os.link(path, tmp_path / "other_name.py")
+
+    def overwrite(fh, data):
+        fh.seek(0)
+        fh.truncate()
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(fileio, "_overwrite", overwrite)
+    saved = r"its original content is saved in .*\.a\.py\..*\.tenfix-backup"
+    with pytest.raises(fileio.FileError, match=saved) as info:
+        fileio.replace(str(path), BAD.encode(), FIXED.encode())
+    backup = str(info.value).rsplit(" ", 1)[1]
+    assert open(backup).read() == BAD
+
+
+# ---- file names that hold a newline cannot forge output lines ----------------------------------------
+FORGED = "ok.py:9:9: TEN999 forged\nx.py"
+
+
+@pytest.mark.parametrize("args", [("check",), ("check", "--show-source"), ("check", "--format", "github"),
+                                  ("fix", "--diff"), ("fix", "--check"), ("fix",)])
+@pytest.mark.parametrize("content", [BAD.encode(), b'x = "\xff"\n'], ids=["finding", "error"])
+def test_a_file_name_with_a_newline_cannot_forge_an_output_line(tmp_path, args, content):
+    (tmp_path / FORGED).write_bytes(content)
+    done = cli(*args, ".", cwd=tmp_path)
+    lines = (done.stdout + done.stderr).decode().splitlines()
+    assert not any(line.startswith(("x.py", "ok.py:9:9")) for line in lines), lines
+    assert any('ok.py:9:9: TEN999 forged\\nx.py"' in line or "forged%0Ax.py" in line for line in lines), lines
+    assert done.returncode == (2 if content != BAD.encode() else 0 if args == ("fix",) else 1)
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_json_and_sarif_carry_the_name_as_it_is(tmp_path, fmt):
+    import json
+
+    (tmp_path / FORGED).write_text(BAD)
+    done = cli("check", "--format", fmt, ".", cwd=tmp_path)
+    report = json.loads(done.stdout)
+    if fmt == "json":
+        assert [f["path"] for f in report["findings"]] == [FORGED]
+    else:
+        (result,) = report["runs"][0]["results"]
+        uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        assert uri == "ok.py%3A9%3A9%3A%20TEN999%20forged%0Ax.py"

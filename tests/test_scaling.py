@@ -1,9 +1,25 @@
-"""The evidence questions stay polynomial on worst cases: every branch rebinding a name (issue 15's
-100-`if` file took 48 s before answers were memoised). Work is counted as memoised answers, not timed."""
+"""Work grows at most linearly with the input, for every rule and every front end, on worst-case-shaped
+inputs (tests/scaling_cases.py) at two sizes (issue 15: an exponential evaluator, a quadratic regex, a
+tree walk per call, a pyflakes run per fix, difflib over a notebook). Work is counted, never timed:
+lines executed and built-in calls (WorkCounter), regex steps (regex_steps.Counting), memoised answers,
+nodes walked. scripts/scaling.py times the same cases."""
 from __future__ import annotations
 
-from flake8_tensorcopy import engine
-from flake8_tensorcopy.rules import BY_CODE
+import ast
+import io
+from contextlib import redirect_stderr, redirect_stdout
+
+import pytest
+
+from flake8_tensorcopy import cli, engine
+from flake8_tensorcopy.model import Trigger
+from flake8_tensorcopy.plugin import Plugin
+from flake8_tensorcopy.rules import BY_CODE, RULES
+from regex_steps import Counting
+from scaling_cases import SHAPES, WorkCounter, big_file, every_rule, hostile_text, long_line, many_branches, \
+    nesting, notebook, unit
+
+LINEAR = 4 * 1.5  # 4x the input: at most 6x the work (quadratic would be 16x)
 
 
 def branches(n: int) -> str:
@@ -62,3 +78,112 @@ def visited(source: str, monkeypatch) -> int:
 def test_many_accumulations_in_one_loop_cost_linear_work(monkeypatch):
     small, large = visited(accumulations(100), monkeypatch), visited(accumulations(400), monkeypatch)
     assert large <= small * 4 * 1.5  # 4x the statements: about 4x the nodes walked (it was 16x)
+
+
+# ---- every rule, in every shape --------------------------------------------------------------------
+def rule_work(code: str, shape, n: int) -> tuple[int, int]:
+    """(work done, findings) analysing `shape` of the rule's example at size n with that rule alone."""
+    rule = BY_CODE[code]
+    source = shape(unit(rule), n)
+    with WorkCounter() as counter:
+        result = engine.analyse(source, "t.py", [rule])
+    assert result.errors == []
+    return counter.steps, len(result.findings)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("code", [r.code for r in RULES])
+def test_every_rule_costs_linear_work_in_every_shape(code, shape):
+    (small, found_small), (large, found_large) = rule_work(code, SHAPES[shape], 25), rule_work(code, SHAPES[shape], 100)
+    assert 0 < found_small < found_large  # the input exercises the rule at both sizes
+    assert large <= small * LINEAR
+
+
+@pytest.mark.parametrize("code", [r.code for r in RULES])
+def test_every_rule_costs_linear_work_in_deep_nesting(code):
+    (small, found_small), (large, found_large) = rule_work(code, nesting, 10), rule_work(code, nesting, 40)
+    assert found_small > 0 and found_large > 0
+    assert large <= small * LINEAR
+
+
+def regex_steps(trigger: Trigger, text: str) -> int:
+    """Steps the trigger's regexes take to find every match in `text`, as `match_lines` does."""
+    counting = Trigger()
+    counting.patterns = tuple(Counting(p) for p in trigger.patterns)
+    counting.line_start = Counting(trigger.line_start) if trigger.line_start is not None else None
+    list(counting.finditer(text))
+    return sum(p.steps for p in counting.patterns) + (counting.line_start.steps if counting.line_start else 0)
+
+
+@pytest.mark.parametrize("which", ["trigger", "hot"])
+@pytest.mark.parametrize("code", [r.code for r in RULES])
+def test_every_trigger_regex_takes_linear_steps(code, which):
+    """Issue 15: TEN901's trigger took 18 s on a 142 KB line; TEN104's line-start check and TEN901's
+    HOT rescanned a line from each match (19 s and 39 s on one 100 KB line)."""
+    trigger = getattr(BY_CODE[code], which)
+    small, large = regex_steps(trigger, hostile_text(60)), regex_steps(trigger, hostile_text(240))
+    assert large <= small * LINEAR
+
+
+def test_the_regex_step_counter_finds_what_re_finds():
+    """The counting matcher is only a measure if it matches as `re` does."""
+    text = hostile_text(3) + "".join(every_rule(shape, 2, RULES) for shape in SHAPES.values())
+    patterns = {p for r in RULES for t in (r.trigger, r.hot) for p in t.patterns + (t.line_start,) if p is not None}
+    for pattern in patterns:
+        counted = Counting(pattern)
+        assert [m.span() for m in pattern.finditer(text)] == [(m.start(), m.end()) for m in counted.finditer(text)]
+        assert counted.steps > 0
+
+
+# ---- the front ends ---------------------------------------------------------------------------------
+def plugin_work(source: str) -> tuple[int, int]:
+    tree, lines = ast.parse(source), source.splitlines(keepends=True)
+    with WorkCounter() as counter:
+        reported = list(Plugin(tree, lines, "t.py").run())
+    assert not any("TEN000" in r[2] for r in reported)
+    return counter.steps, len(reported)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_flake8_plugin_costs_linear_work(shape):
+    """Every rule's example in one file: rules also meet each other's code (TEN203 once walked a
+    function for each `target = ...` that TEN204's example writes)."""
+    (small, found_small), (large, found_large) = (plugin_work(every_rule(SHAPES[shape], n, RULES)) for n in (10, 40))
+    assert 0 < found_small < found_large
+    assert large <= small * LINEAR
+
+
+def cli_work(tmp_path, args: list[str], name: str, text: str) -> tuple[int, str]:
+    """(work done, output) running the command on a file holding `text`, in this process."""
+    path = tmp_path / name
+    path.write_text(text)
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()), WorkCounter() as counter:
+        code = cli.main([*args, "-j", "1", str(path)])
+    assert code == 1, out.getvalue()[-2000:]
+    return counter.steps, out.getvalue()
+
+
+CLI_CASES = {
+    "check every rule": (["check", "--select", "TEN"], "t.py", lambda n: every_rule(SHAPES["statements"], n, RULES), 5),
+    "check many branches (TEN101)": (["check"], "t.py", many_branches, 25),
+    "check a long line (TEN901)": (["check", "--select", "TEN"], "t.py", long_line, 5_000),
+    "fix every rule": (["fix", "--unsafe-fixes", "--select", "TEN"], "t.py",
+                       lambda n: every_rule(SHAPES["statements"], n, RULES), 5),
+    "fix a big file (TEN401)": (["fix", "--unsafe-fixes", "--diff"], "t.py", big_file, 25),
+    "fix a notebook of repeated lines": (["fix", "--diff"], "t.ipynb", notebook, 25),
+}
+
+
+@pytest.mark.parametrize("case", CLI_CASES)
+def test_check_and_fix_cost_linear_work(tmp_path, case):
+    args, name, make, n = CLI_CASES[case]
+    (small, out_small), (large, out_large) = (cli_work(tmp_path, args, name, make(size)) for size in (n, 4 * n))
+    assert len(out_small) < len(out_large) or "long line" in case  # more to report at 4x
+    assert large <= small * LINEAR
+
+
+def test_the_notebook_case_fixes_every_cell(tmp_path):
+    """The notebook case has a fix in each of its repeated cells, so its diff exercises the cell split."""
+    _, diff = cli_work(tmp_path, ["fix", "--diff"], "t.ipynb", notebook(4))
+    assert sum(line.startswith("+") and "h.detach().clone()" in line for line in diff.splitlines()) == 4

@@ -13,7 +13,7 @@ import enum
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 from . import api
 
@@ -65,14 +65,29 @@ class Scope:
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
     loads: dict[str, list[Pos]] = field(default_factory=dict)
     backward_names: set[str] = field(default_factory=set)  # names with `.backward()` called on them
+    starts: dict[str, list[Pos]] = field(default_factory=dict)  # where each binding starts, by name
+    unsorted: set[str] = field(default_factory=set)  # names whose bindings were not met in source order
 
     def bind(self, b: Binding) -> None:
         self.bindings.setdefault(b.name, []).append(b)
+        starts = self.starts.setdefault(b.name, [])
+        if starts and b.pos < starts[-1]:
+            self.unsorted.add(b.name)
+        starts.append(b.pos)
+
+    def _latest_first(self, name: str, pos: Pos) -> Iterator[Binding]:
+        """The bindings of `name` that start at or before `pos`, the latest first (found by bisection: a
+        name bound thousands of times, as in a notebook, made each question scan them all)."""
+        bindings = self.bindings.get(name)
+        if not bindings:
+            return
+        end = len(bindings) if name in self.unsorted else bisect.bisect_right(self.starts[name], pos)
+        for i in range(end - 1, -1, -1):
+            yield bindings[i]
 
     def binding_before(self, name: str, pos: Pos) -> Optional[Binding]:
         """The last binding of `name` in this scope that starts before `pos`, else the enclosing scope's."""
-        bindings = self.bindings.get(name, ())
-        for b in reversed(bindings):  # source order: the first from the end that is complete at `pos`
+        for b in self._latest_first(name, pos):  # source order: the first from the end that is complete at `pos`
             if b.end <= pos:  # (`x = f(x)`: the read inside the statement sees the earlier binding)
                 return b
         scope = self.parent
@@ -85,7 +100,7 @@ class Scope:
     def origin(self, name: str, pos: Pos) -> Optional[Binding]:
         """The binding of `name` in this scope that gave it its current object at `pos`:
         augmented assignments (`z += 1`) keep the object, so they are skipped."""
-        for b in reversed(self.bindings.get(name, ())):
+        for b in self._latest_first(name, pos):
             if b.end <= pos and b.kind != Bind.AUG:
                 return b
         return None
@@ -94,7 +109,7 @@ class Scope:
         """The bindings of `name` in this scope that may give its value at `pos`: the last one, and
         while that one sits in a conditional body that does not hold `pos`, the ones before it."""
         found = []
-        for b in reversed(self.bindings.get(name, ())):
+        for b in self._latest_first(name, pos):
             if b.end <= pos and b.kind != Bind.AUG:  # `x = f(x)`: the read inside sees the earlier binding
                 found.append(b)
                 if b.block is None or b.block[0] <= pos <= b.block[1]:
@@ -139,6 +154,7 @@ class FileFacts:
         self.classes_with_state_dict: set[str] = set()
         self.discarded: set[int] = set()  # ids of calls that are a whole statement: result unused
         self.memo: dict = {}  # evidence answers per (question, expression, position, frame): each once
+        self._indexes: dict = {}
         self.nodes: list[tuple[ast.AST, Frame]] = []
         self.module_scope = Scope(tree, None)
         self.module_frame = Frame(self.module_scope)
@@ -151,6 +167,28 @@ class FileFacts:
     def lines(self) -> list[str]:
         """The physical lines, split when a rule first reads them (most files report nothing)."""
         return physical_lines(self.source)
+
+    # ---- indexes: a subtree walked once, however many nodes ask about it ---------------------
+    def index(self, build: Callable, root: ast.AST, *args):
+        """`build(self, root, *args)`, computed once per file. Rules ask the same question about a whole
+        function for every node they check; walking it each time was quadratic in its size."""
+        key = (build, id(root), args)
+        if key not in self._indexes:
+            self._indexes[key] = build(self, root, *args)
+        return self._indexes[key]
+
+    def enclosing(self, root: ast.AST, pos: Pos) -> list[ast.AST]:
+        """The nodes of `root` that hold the node starting at `pos`, innermost first (below `root`);
+        every node of `root` when no node starts there."""
+        parents, starts = self.index(_links, root)
+        node = starts.get(pos)
+        if node is None:
+            return list(ast.walk(root))
+        found = []
+        while id(node) in parents:
+            node = parents[id(node)]
+            found.append(node)
+        return found
 
     # ---- names -------------------------------------------------------------------------------
     def qualname(self, expr: ast.AST) -> Optional[str]:
@@ -454,6 +492,18 @@ def _last(expr: ast.AST) -> Optional[str]:
     if isinstance(expr, ast.Name):
         return expr.id
     return None
+
+
+def _links(facts: "FileFacts", root: ast.AST) -> tuple[dict[int, ast.AST], dict[Pos, ast.AST]]:
+    """Each node's parent (by id) below `root`, and the outermost node starting at each position."""
+    parents: dict[int, ast.AST] = {}
+    starts: dict[Pos, ast.AST] = {}
+    for node in ast.walk(root):  # breadth first: outer nodes first
+        if hasattr(node, "lineno"):
+            starts.setdefault((node.lineno, node.col_offset), node)
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    return parents, starts
 
 
 def dotted(expr: ast.AST) -> Optional[str]:

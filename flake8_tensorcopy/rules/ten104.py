@@ -133,8 +133,11 @@ def _would_become_local(name: str, ctx) -> bool:
     func = ctx.frame.func
     if func is None or ctx.frame.scope.bindings.get(name):
         return False
-    declared = {n for d in ast.walk(func) if isinstance(d, (ast.Global, ast.Nonlocal)) for n in d.names}
-    return name not in declared
+    return name not in ctx.facts.index(_declared, func)
+
+
+def _declared(facts, func) -> set:
+    return {n for d in ast.walk(func) if isinstance(d, (ast.Global, ast.Nonlocal)) for n in d.names}
 
 
 def _chain(call: ast.Call):
@@ -181,19 +184,24 @@ def _used_as_object(name: str, ctx) -> bool:
     """The function indexes `name` with a string or sets a plain attribute on it (`result["extra"] = ...`,
     `result.minimize = loss`): a dict or an object, never a tensor."""
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    return name in ctx.facts.index(_objects, body)
+
+
+def _objects(facts, body) -> set:
+    found = set()
     for n in ast.walk(body):
-        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name \
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \
                 and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
-            return True
+            found.add(n.value.id)
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) \
-                and n.value.id == name and n.attr not in TENSOR_ATTRIBUTES:
-            return True
-    return False
+                and n.attr not in TENSOR_ATTRIBUTES:
+            found.add(n.value.id)
+    return found
 
 
 def _in_raises_block(node, ctx) -> bool:
     """Inside `with pytest.raises(...)` / `self.assertRaises(...)`: the call is made to see it fail."""
-    for w in ast.walk(ctx.frame.scope.node):
+    for w in ctx.facts.enclosing(ctx.frame.scope.node, (node.lineno, node.col_offset)):
         if isinstance(w, (ast.With, ast.AsyncWith)) and any(
                 isinstance(i.context_expr, ast.Call) and isinstance(i.context_expr.func, (ast.Attribute, ast.Name))
                 and getattr(i.context_expr.func, "attr", getattr(i.context_expr.func, "id", "")) in RAISES_CONTEXTS

@@ -106,29 +106,39 @@ def _working_copy(name: str, ctx) -> bool:
     """`name` is later written in place (`target[mask] = 0`, `target.mul_(2)`): a copy made to be edited
     inside the step, whatever its name says."""
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    return ctx.facts.index(_last_writes, body).get(name, (0, 0)) > ctx.pos
+
+
+def _last_writes(facts, body) -> dict:
+    found: dict = {}
     for node in ast.walk(body):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.Call)) and pos_of(node) > ctx.pos:
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.Call)):
             target = written(node)
-            if isinstance(target, ast.Name) and target.id == name:
-                return True
-    return False
+            if isinstance(target, ast.Name):
+                found[target.id] = max(found.get(target.id, (0, 0)), pos_of(node))
+    return found
 
 
 def _fed_back(name: str, ctx) -> bool:
     """`name` is later an operand of arithmetic or an argument of a computation (not of an
     assertion, comparison or log call): `(w - w0).pow(2)`, `F.mse_loss(w, w0)`."""
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    return ctx.facts.index(_last_computed_with, body).get(name, (0, 0)) > ctx.pos
+
+
+def _last_computed_with(facts, body) -> dict:
+    found: dict = {}
     for node in ast.walk(body):
-        if (node.lineno if hasattr(node, "lineno") else 0, getattr(node, "col_offset", 0)) <= ctx.pos:
-            continue
-        if isinstance(node, ast.BinOp) and any(isinstance(o, ast.Name) and o.id == name
-                                               for o in (node.left, node.right)):
-            return True
-        if isinstance(node, ast.Call) and any(isinstance(a, ast.Name) and a.id == name for a in node.args):
+        if isinstance(node, ast.BinOp):
+            operands = [o.id for o in (node.left, node.right) if isinstance(o, ast.Name)]
+        elif isinstance(node, ast.Call):
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if not names.NOT_A_COMPUTATION(callee):
-                return True
-    return False
+            operands = [] if names.NOT_A_COMPUTATION(callee) else [a.id for a in node.args if isinstance(a, ast.Name)]
+        else:
+            continue
+        for operand in operands:
+            found[operand] = max(found.get(operand, (0, 0)), pos_of(node))
+    return found
 
 
 def _kept_clones(expr):

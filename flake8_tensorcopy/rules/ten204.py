@@ -180,7 +180,7 @@ def _bound_in_other_branch(name: str, ctx, pos) -> bool:
     if b is None:
         return False
     root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    for n in ast.walk(root):
+    for n in ctx.facts.enclosing(root, pos):  # an `if` whose else holds `pos` holds the node there
         if isinstance(n, ast.If) and n.orelse and within(n.body, b.pos) and within(n.orelse, pos):
             return True
     return False

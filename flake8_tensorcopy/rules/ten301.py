@@ -65,6 +65,7 @@ this bug (with `deepcopy`): seven findings, all of them the bug.
 from __future__ import annotations
 
 import ast
+import bisect
 
 from ..analysis import names, summaries
 from ..analysis.evidence import MODULE
@@ -263,11 +264,11 @@ def _outlived_by_update(node, target, key: str, module, ctx):
     saved = set() if names.SNAPSHOT_NAME(key.rsplit(".", 1)[-1]) else _saved_positions(ctx, key)
     trainings = _training_calls(ctx, module)
     for read in reads:
-        if read not in saved and any(end < p < read for p in trainings):
+        if read not in saved and _any_between(trainings, end, read):
             return "the training that follows"
     for loop in ctx.frame.loops:
         loop_start, loop_end = pos_of(loop), end_of(loop)
-        if (_conditional_in(loop, start) and any(loop_start <= p <= loop_end for p in trainings)
+        if (_conditional_in(loop, start, ctx) and _any_between(trainings, loop_start, loop_end, inclusive=True)
                 and any(p > loop_end or not _in_function(ctx, p) for p in reads)):
             return "the training in later iterations of the loop"
     for loop in _loops_after(ctx, end):  # reloaded each iteration, trained later in it: the next reload
@@ -282,9 +283,13 @@ def _outlived_by_update(node, target, key: str, module, ctx):
 
 def _loops_after(ctx, pos) -> list:
     """The loops of the snapshot's function (or module code) that start after `pos`."""
-    body = ctx.frame.func.body if ctx.frame.func is not None else ctx.facts.tree.body
-    return [n for stmt in body for n in ast.walk(stmt)
-            if isinstance(n, (ast.For, ast.AsyncFor, ast.While)) and pos_of(n) > pos]
+    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    return [n for n in ctx.facts.index(_loops, root) if pos_of(n) > pos]
+
+
+def _loops(facts, root) -> list:
+    body = root.body if isinstance(root.body, list) else [root.body]
+    return [n for stmt in body for n in ast.walk(stmt) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
 
 
 def _reloaded_by_a_training_class(key: str, ctx) -> bool:
@@ -300,13 +305,20 @@ def _reloaded_by_a_training_class(key: str, ctx) -> bool:
                and (hook or not pos_of(func) <= pos_of(n) <= end_of(func))]
     if not reloads:
         return False
-    return hook or any(isinstance(n, ast.Call) and _is_training_call(n, "self", ctx) for n in ast.walk(cls))
+    return hook or any(isinstance(n, ast.Call) and _is_training_call(n, "self", ctx.facts, ctx.frame.scope)
+                       for n in ast.walk(cls))
 
 
-def _conditional_in(loop, pos) -> bool:
+def _any_between(positions: list, low, high, inclusive: bool = False) -> bool:
+    """Some position of the sorted `positions` lies between `low` and `high`."""
+    i = (bisect.bisect_left if inclusive else bisect.bisect_right)(positions, low)
+    return i < len(positions) and (positions[i] <= high if inclusive else positions[i] < high)
+
+
+def _conditional_in(loop, pos, ctx) -> bool:
     """The snapshot is taken only in some iterations (`if score > best: ...`), so after the loop it
     should hold an earlier iteration's weights; taken in every iteration it ends equal to the last."""
-    for n in ast.walk(loop):
+    for n in ctx.facts.enclosing(loop, pos):
         if isinstance(n, ast.If) and any(b and pos_of(b[0]) <= pos <= end_of(b[-1]) for b in (n.body, n.orelse)):
             return True
     return False
@@ -315,23 +327,29 @@ def _conditional_in(loop, pos) -> bool:
 def _saved_positions(ctx, key: str) -> set:
     """Positions of `key` read as the object of `torch.save(key, ...)` / `save_file(key, ...)`."""
     root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    found = set()
+    return ctx.facts.index(_saves, root).get(key, set())
+
+
+def _saves(facts, root) -> dict:
+    found: dict = {}
     for n in ast.walk(root):
-        if (isinstance(n, ast.Call) and n.args and dotted(n.args[0]) == key
-                and (ctx.qualname(n.func) or dotted(n.func) or "").rsplit(".", 1)[-1] in ("save", "save_file")):
-            found.add(pos_of(n.args[0]))
+        if (isinstance(n, ast.Call) and n.args and dotted(n.args[0]) is not None
+                and (facts.qualname(n.func) or dotted(n.func) or "").rsplit(".", 1)[-1] in ("save", "save_file")):
+            found.setdefault(dotted(n.args[0]), set()).add(pos_of(n.args[0]))
     return found
 
 
 def _attribute_reads(ctx, key: str, start, end) -> list:
     """Where `self.best` (as text) is read in the file, outside the snapshot statement; reads in
     other functions count as reads after it."""
-    found = []
-    for n in ast.walk(ctx.facts.tree):
-        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and dotted(n) == key:
-            p = pos_of(n)
-            if not start <= p <= end:
-                found.append(p)
+    return [p for p in ctx.facts.index(_attribute_loads, ctx.facts.tree).get(key, ()) if not start <= p <= end]
+
+
+def _attribute_loads(facts, root) -> dict:
+    found: dict = {}
+    for n in ast.walk(root):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and dotted(n) is not None:
+            found.setdefault(dotted(n), []).append(pos_of(n))
     return found
 
 
@@ -348,7 +366,11 @@ def _origin_pos(scope, name, pos):
 def _key_reads(ctx, key: str) -> set:
     """Positions where `key` is read for its keys alone: `key.keys()`, `len(key)`, `k in key`."""
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    found = set()
+    return ctx.facts.index(_keys_read, body).get(key, set())
+
+
+def _keys_read(facts, body) -> dict:
+    found: dict = {}
     for n in ast.walk(body):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "keys":
             subject = n.func.value
@@ -358,22 +380,25 @@ def _key_reads(ctx, key: str) -> set:
             subject = n.comparators[-1]
         else:
             continue
-        if isinstance(subject, ast.Name) and subject.id == key:
-            found.add(pos_of(subject))
+        if isinstance(subject, ast.Name):
+            found.setdefault(subject.id, set()).add(pos_of(subject))
     return found
 
 
 def _training_calls(ctx, module) -> list:
-    body = ctx.frame.func.body if ctx.frame.func is not None else ctx.facts.tree.body
-    found = []
-    for stmt in body if isinstance(body, list) else [body]:
-        for n in ast.walk(stmt):
-            if isinstance(n, ast.Call) and _is_training_call(n, module, ctx):
-                found.append(pos_of(n))
-    return found
+    """Positions of the training calls in the function (or the module), sorted."""
+    return ctx.facts.index(_trainings, ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree, module)
 
 
-def _is_training_call(call: ast.Call, module, ctx) -> bool:
+def _trainings(facts, root, module) -> list:
+    body = root.body if isinstance(root.body, list) else [root.body]
+    frame = facts.function_frame(root) if root is not facts.tree else None
+    scope = frame.scope if frame is not None else facts.module_scope
+    return sorted(pos_of(n) for stmt in body for n in ast.walk(stmt)
+                  if isinstance(n, ast.Call) and _is_training_call(n, module, facts, scope))
+
+
+def _is_training_call(call: ast.Call, module, facts, scope) -> bool:
     """`loss.backward()`, `optimizer.step()`; a call named for training (`fit`, `train_epoch`) that
     involves the module (its receiver or an argument, or a function of the file that reads it); a
     trainer's or engine's `run` / `fit` / `train` (`trainer.run(loader)`)."""
@@ -383,7 +408,7 @@ def _is_training_call(call: ast.Call, module, ctx) -> bool:
         return False
     mode_switch = not call.keywords and (not call.args or (
         len(call.args) == 1 and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, bool)))
-    if (isinstance(func, ast.Attribute) and name in TRAINER_RUNS and _built_with(func.value, module, call, ctx)
+    if (isinstance(func, ast.Attribute) and name in TRAINER_RUNS and _built_with(func.value, module, call, scope)
             and not (name in MODE_SWITCH and mode_switch)):
         return True  # sbs = StepByStep(model, loss_fn, optimizer); sbs.train(n_epochs)
     if name in MODE_SWITCH and isinstance(func, ast.Attribute) and len(call.args) <= 1 and not call.keywords:
@@ -397,39 +422,49 @@ def _is_training_call(call: ast.Call, module, ctx) -> bool:
     if module is None:
         return True
     involved = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)}
-    return module in involved or (isinstance(func, ast.Name) and _reads_global(func.id, module, ctx))
+    return module in involved or (isinstance(func, ast.Name) and _reads_global(func.id, module, facts))
 
 
-def _built_with(recv, module, call, ctx) -> bool:
+def _built_with(recv, module, call, scope) -> bool:
     """`recv` is a name bound (before `call`) to an object built with the module as an argument."""
     if module is None or not isinstance(recv, ast.Name):
         return False
-    b = ctx.frame.scope.binding_before(recv.id, pos_of(call))
+    b = scope.binding_before(recv.id, pos_of(call))
     made = b.value if b is not None and b.kind == Bind.ASSIGN else None
     return isinstance(made, ast.Call) and any(isinstance(a, ast.Name) and a.id == module
                                               for a in made.args + [k.value for k in made.keywords])
 
 
-def _reads_global(function: str, name: str, ctx) -> bool:
+def _reads_global(function: str, name: str, facts) -> bool:
     """A module-level function of the file that reads `name` (a notebook's `train()` using `model`)."""
-    return any(isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and d.name == function
-               and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(d))
-               for d in ctx.facts.tree.body)
+    return name in facts.index(_global_reads, facts.tree).get(function, ())
+
+
+def _global_reads(facts, tree) -> dict:
+    found: dict = {}
+    for d in tree.body:
+        if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.setdefault(d.name, set()).update(n.id for n in ast.walk(d) if isinstance(n, ast.Name))
+    return found
 
 
 def _used_as_loading_target(ctx, name: str) -> bool:
     """`sd[k].copy_(...)`, `sd[k] = ...`, `sd.update(...)`: a dict edited on purpose."""
     func = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    return name in ctx.facts.index(_loading_targets, func)
+
+
+def _loading_targets(facts, func) -> set:
+    found = set()
     for n in ast.walk(func):
-        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name:
-            if isinstance(n.ctx, ast.Store):
-                return True
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and isinstance(n.ctx, ast.Store):
+            found.add(n.value.id)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
             recv, method = n.func.value, n.func.attr
             if isinstance(recv, ast.Subscript) and method.endswith("_"):
                 recv = recv.value  # sd[k].copy_(...)
             elif method not in ("update", "pop", "setdefault"):
                 continue
-            if isinstance(recv, ast.Name) and recv.id == name:
-                return True
-    return False
+            if isinstance(recv, ast.Name):
+                found.add(recv.id)
+    return found

@@ -302,8 +302,11 @@ def _used_as_tensor(key: str, ctx) -> bool:
     """Some code of the function calls a tensor method on the accumulator (`epoch_loss.item()`): a float
     would break it, so the fix keeps a tensor (`.detach()`)."""
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    return key in _per_loop(ctx, body, "tensor-method receivers", lambda body, _: {
-        dotted(n.value) for n in ast.walk(body) if isinstance(n, ast.Attribute) and api.method(n.attr) is not None})
+    return key in ctx.facts.index(_tensor_method_receivers, body)
+
+
+def _tensor_method_receivers(facts, body) -> set:
+    return {dotted(n.value) for n in ast.walk(body) if isinstance(n, ast.Attribute) and api.method(n.attr) is not None}
 
 
 def _number_literal(value) -> bool:

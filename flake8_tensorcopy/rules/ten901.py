@@ -76,10 +76,11 @@ NAME = "graph-stored-on-module"
 MESSAGE = ("'{target}' keeps '{value}' with its autograd graph on the object after {func}(): the graph "
            "stays alive and copy.deepcopy raises; store {value}.detach()")
 FIX = FixSafety.UNSAFE
-# Subscripts and annotations are bounded: unbounded, each `self.x:` on a long line scanned to its end
-# (quadratic in the line's length).
-TRIGGER = r"(?s)\A(?=.*(?:forward|hook))(?=.*self\.\w+(?:\[[^\]\n]{0,200}\])?\s*(?::[^=\n]{0,200})?=[^=])"
-HOT = r"self\.\w+(?:\[[^\]\n]*\])?\s*(?::[^=\n]*)?=[^=]"  # where findings are
+# Subscripts and annotations are bounded (200 characters): unbounded, each `self.x:` or `self.x[` on a
+# long line is scanned to the line's end (quadratic in the line's length). A longer one is not looked at.
+STORE = r"self\.\w+(?:\[[^\]\n]{0,200}\])?\s*(?::[^=\n]{0,200})?=[^=]"
+TRIGGER = r"(?s)\A(?=.*(?:forward|hook))(?=.*" + STORE + ")"
+HOT = STORE  # where findings are
 NODES = (ast.Assign, ast.AnnAssign)
 CLAIM = ("A tensor computed from a module's parameters and stored on the module in forward keeps its "
          "graph: copy.deepcopy(module) then raises 'Only Tensors created explicitly by the user (graph "
@@ -101,9 +102,9 @@ def check(node, ctx):
                          and _is_module_class(ctx.frame.cls, ctx)):
         return
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    methods = _class_methods(ctx.frame.cls)
+    methods = ctx.facts.index(_class_methods, ctx.frame.cls) if ctx.frame.cls is not None else frozenset()
     stored = [(t, v) for t in targets for t, v in _pairs(t, node.value) if _on_self(t)
-              and not _read_later(t, func, node)]
+              and not _read_later(t, func, node, ctx)]
     attached = [(t, v) for t, v in stored if _from_graph(v, ctx, hook, methods, 0)]
     if not attached:
         return
@@ -126,14 +127,24 @@ def _pairs(target, value):
     return [(target, value)]
 
 
-def _read_later(target, func, node) -> bool:
+def _read_later(target, func, node, ctx) -> bool:
     """`self.w_int = quant(self.weight)` then `F.linear(x, self.w_int)`: the attribute carries the value
     within this forward, where its graph is needed; only a value left behind for later is a finding."""
     while isinstance(target, ast.Subscript):
         target = target.value
-    key, after = dotted(target), (node.end_lineno, node.end_col_offset)
-    return any(isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and dotted(n) == key
-               and (n.lineno, n.col_offset) >= after for n in ast.walk(func))
+    last = ctx.facts.index(_last_reads, func).get(dotted(target))
+    return last is not None and last >= (node.end_lineno, node.end_col_offset)
+
+
+def _last_reads(facts, func) -> dict:
+    """Where each attribute chain (`self.w`) is read last in `func`."""
+    found = {}
+    for n in ast.walk(func):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
+            key = dotted(n)
+            if key is not None:
+                found[key] = max(found.get(key, (0, 0)), (n.lineno, n.col_offset))
+    return found
 
 
 def _on_self(target) -> bool:
@@ -142,9 +153,7 @@ def _on_self(target) -> bool:
     return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
 
 
-def _class_methods(cls) -> frozenset:
-    if cls is None:
-        return frozenset()
+def _class_methods(facts, cls) -> frozenset:
     return frozenset(s.name for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
 

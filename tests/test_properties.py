@@ -125,17 +125,24 @@ def blocks(draw, depth: int = 0) -> list[str]:
 def programs(draw) -> str:
     # without the aliased import, only the defs with trigger text are parsed in full (the partial parse)
     parts = [draw(st.sampled_from([HEADER, HEADER.replace("from copy import deepcopy as dc\n", "")]))]
+    defs: list[str] = []  # top-level defs so far: later ones call them, so summaries have work to do
     for i in range(draw(st.integers(1, 3))):
         methods = draw(st.booleans())  # the defs as methods of a module class, or at top level
         indent = "    " if methods else ""
         if methods:
             parts.append(f"class Model{i}(torch.nn.Module):\n")
         for j in range(draw(st.integers(1, 2)) if methods else 1):
-            args = ", ".join((["self"] if methods else []) + draw(st.lists(NAMES, max_size=3, unique=True)))
+            params = draw(st.lists(NAMES, max_size=3, unique=True))
+            args = ", ".join((["self"] if methods else []) + params)
             body = draw(blocks())
+            if defs and draw(st.booleans()):  # `x = helper(y)` first, a return of one of its names last
+                call = f"{draw(st.sampled_from(defs))}({', '.join(draw(st.lists(NAMES, max_size=2)))})"
+                body = [f"{draw(NAMES)} = {call}", *body, f"return {draw(NAMES)}"]
             top = draw(st.sampled_from(["", f"{indent}@torch.no_grad()\n"]))
-            parts.append(f"{top}{indent}def {draw(IDENTIFIERS)}_{i}_{j}({args}):\n"
-                         + "".join(f"{indent}    {b}\n" for b in body) + "\n")
+            name = f"{draw(IDENTIFIERS)}_{i}_{j}"
+            parts.append(f"{top}{indent}def {name}({args}):\n" + "".join(f"{indent}    {b}\n" for b in body) + "\n")
+            if not methods and not top:
+                defs.append(name)
         parts.append("\n")
     if draw(st.booleans()):  # module-level code too
         parts.extend(s + "\n" for s in draw(statements()))

@@ -70,21 +70,28 @@ class _Walk:
             self.found.errors.append((os.path.normpath(folder), f"cannot read: {exc.strerror or exc}"))
             return
         for entry in entries:
-            path = os.path.normpath(entry.path)
-            link = entry.is_symlink()
-            target = os.path.realpath(path) if link else os.path.join(real, entry.name)
-            if entry.is_dir():
-                if excluded(path, True, patterns) or os.path.isfile(os.path.join(path, "pyvenv.cfg")):
-                    continue
-                if not link:
-                    self.folder(path, target, patterns)
-                elif not _within(target, self.inside):  # a link inside: its target is walked where it is
-                    self.found.skipped.append((path, f"skipped: a symlink to {target}, outside {self.root}"))
-            elif entry.name.endswith(SUFFIXES) and entry.is_file() and not excluded(path, False, patterns):
-                if link and not _within(target, self.inside):
-                    self.found.skipped.append((path, f"skipped: a symlink to {target}, outside {self.root}"))
-                else:
-                    self.candidates[path] = target
+            try:
+                self.entry(entry, real, patterns)
+            except OSError as exc:  # a symlink loop (ELOOP), an entry gone while walking: no crash
+                if entry.name.endswith(SUFFIXES):  # a source file's name: said; anything else is not ours
+                    self.found.skipped.append((os.path.normpath(entry.path), f"skipped: {exc.strerror or exc}"))
+
+    def entry(self, entry: os.DirEntry, real: str, patterns: list[Pattern]) -> None:
+        path = os.path.normpath(entry.path)
+        link = entry.is_symlink()
+        target = os.path.realpath(path) if link else os.path.join(real, entry.name)
+        if entry.is_dir():
+            if excluded(path, True, patterns) or os.path.isfile(os.path.join(path, "pyvenv.cfg")):
+                return
+            if not link:
+                self.folder(path, target, patterns)
+            elif not _within(target, self.inside):  # a link inside: its target is walked where it is
+                self.found.skipped.append((path, f"skipped: a symlink to {target}, outside {self.root}"))
+        elif entry.name.endswith(SUFFIXES) and entry.is_file() and not excluded(path, False, patterns):
+            if link and not _within(target, self.inside):
+                self.found.skipped.append((path, f"skipped: a symlink to {target}, outside {self.root}"))
+            else:
+                self.candidates[path] = target
 
 
 def _within(path: str, folder: str) -> bool:

@@ -39,6 +39,20 @@ def test_fix_walks_past_a_fifo(tree):
     assert done.returncode == 1 and b"+y = x.detach().clone()" in done.stdout
 
 
+@pytest.mark.parametrize("command", [["check", "."], ["fix", "--diff", "."]])
+def test_a_symlink_loop_in_a_walked_folder_is_a_note_not_a_traceback(tree, command):
+    (tree / "pipe.py").unlink()
+    os.symlink("loop2.py", tree / "loop1.py")
+    os.symlink("loop1.py", tree / "loop2.py")
+    os.symlink("dir_b", tree / "dir_a")
+    os.symlink("dir_a", tree / "dir_b")
+    done = cli(*command, cwd=tree)
+    assert done.returncode == 1 and b"ok.py" in done.stdout  # the real file is still checked
+    assert b"Traceback" not in done.stderr
+    assert b"loop1.py: skipped: Too many levels of symbolic links" in done.stderr
+    assert b"dir_a" not in done.stderr  # not a source file's name: nothing to say
+
+
 @pytest.mark.parametrize("make", ["fifo", "dev-zero"])
 def test_a_gitignore_that_never_ends_is_not_read_forever(tree, make):
     (tree / "pipe.py").unlink()

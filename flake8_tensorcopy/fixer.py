@@ -16,8 +16,9 @@ from pyflakes import checker as pyflakes_checker
 from pyflakes import messages as pyflakes_messages
 
 from .engine import AnalysisError, analyse, parse, suppressed
-from .imports import add_imports
+from .imports import add_imports, remove_copy_imports
 from .model import Edit, Finding, FixSafety, RuleSpec
+from .not_tensor import new_receivers, suspect_calls
 from .rules import RULES
 
 MAX_PASSES = 8
@@ -37,6 +38,7 @@ class Outcome:
     remaining: list[Finding] = field(default_factory=list)  # positions in `fixed`
     errors: list[str] = field(default_factory=list)  # rule failures (bugs of ours)
     dropped: dict[int, str] = field(default_factory=dict)  # id of a remaining finding -> why its fix was refused
+    passes: list[tuple[str, list[Finding]]] = field(default_factory=list)  # (text a pass started from, its fixes)
 
     @property
     def changed(self) -> bool:
@@ -70,8 +72,10 @@ def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec]
         findings, errors = reported(text, filename, rules, tensor_functions)
         outcome.errors = errors
         todo = [f for f in findings if allowed(f, unsafe) and _positions_reliable(f, text)]
-        unbound = _unbound_names(text, filename) if todo else []
-        refused = {id(f): why for f in todo for why in [_breaks(text, unbound, f, filename)] if why}
+        messages = _pyflakes(text, filename) if todo else []
+        refused = {}
+        if todo and _breaks(text, messages, todo, filename):  # the pass as a whole breaks something: find which
+            refused = {id(f): why for f in todo for why in [_breaks(text, messages, [f], filename)] if why}
         todo = [f for f in todo if id(f) not in refused]
         if not todo:
             outcome.fixed = text
@@ -87,6 +91,8 @@ def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec]
         if imports:
             fixed = _with_imports(fixed, imports)
         verify(fixed, filename)
+        fixed = _without_unused_copy(messages, fixed, filename)
+        outcome.passes.append((text, applied))
         text = fixed
         outcome.applied.extend(applied)
     raise FixError(f"the fixes did not settle after {max_passes} passes (a bug in flake8-tensorcopy)")
@@ -113,27 +119,63 @@ def apply(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding], s
     return text, applied, imports
 
 
-def _breaks(text: str, unbound: list[str], finding: Finding, filename: str) -> Optional[str]:
-    """Why applying this one fix would break the program, or None: it must leave no new undefined name
-    and no name read before it is bound (`memory = memory.detach()` that makes a global local).
-    `unbound`: what pyflakes already finds undefined or unbound in `text`."""
-    fixed, applied, imports = apply(text, [finding])
+def _breaks(text: str, messages: list, findings: Sequence[Finding], filename: str) -> Optional[str]:
+    """Why applying these fixes would break the program, or None: they must leave no new undefined name,
+    no name read before it is bound (`memory = memory.detach()` that makes a global local), and call no
+    method a value the analysis knows is not a tensor lacks (`.detach()` on a dict, a module, an int).
+    `messages`: what pyflakes says of `text`."""
+    fixed, applied, imports = apply(text, findings)
     if not applied:
         return None
     try:
-        fixed = add_imports(fixed, imports) if imports else fixed
-        after = _unbound_names(fixed, filename)
+        calls = _new_suspect_calls(text, fixed, applied, filename)
+        after = _unbound(_pyflakes(add_imports(fixed, imports) if imports else fixed, filename))
     except Exception:  # noqa: BLE001 - verify() reports a text that does not parse
         return None
-    new = sorted(set(after) - set(unbound))
+    if calls:
+        recv, method, what = calls[0]
+        return f"the fix would call .{method}() on '{recv}', {what}"
+    new = sorted(set(after) - set(_unbound(messages)))
     return f"the fix would leave {', '.join(repr(n) for n in new)} undefined or unbound" if new else None
 
 
-def _unbound_names(text: str, filename: str) -> list[str]:
+def _new_suspect_calls(text: str, fixed: str, findings: Sequence[Finding], filename: str) -> list[tuple[str, str, str]]:
+    """Calls on known non-tensors (not_tensor.py) on the fixed lines, on receivers that had none there."""
+    before_lines, after_lines, shift = set(), set(), 0
+    for edit in sorted((e for f in findings for e in f.fix.edits), key=lambda e: (e.start, e.end)):
+        (start, _), (end, _) = edit.start, edit.end
+        grown = edit.text.count("\n") - (end - start)
+        before_lines.update(range(start, end + 1))
+        after_lines.update(range(start + shift, end + shift + grown + 1))
+        shift += grown
+    before = suspect_calls(parse(text, filename), text, sorted(before_lines))
+    after = suspect_calls(parse(fixed, filename), fixed, sorted(after_lines))
+    return new_receivers(before, after)
+
+
+def _pyflakes(text: str, filename: str) -> list:
+    return pyflakes_checker.Checker(parse(text, filename), filename).messages
+
+
+def _unbound(messages: list) -> list[str]:
     """Names pyflakes finds undefined, or read before their local binding."""
-    checker = pyflakes_checker.Checker(parse(text, filename), filename)
-    return [str(m.message_args[0]) for m in checker.messages
+    return [str(m.message_args[0]) for m in messages
             if isinstance(m, (pyflakes_messages.UndefinedName, pyflakes_messages.UndefinedLocal))]
+
+
+def _unused(messages: list) -> set[str]:
+    return {str(m.message_args[0]) for m in messages if isinstance(m, pyflakes_messages.UnusedImport)}
+
+
+def _without_unused_copy(messages: list, fixed: str, filename: str) -> str:
+    """`fixed` without the imports from `copy` that its fixes left unused (`copy.deepcopy(t)` was the last use)."""
+    gone = _unused(_pyflakes(fixed, filename)) - _unused(messages)
+    if not gone:
+        return fixed
+    try:
+        return remove_copy_imports(fixed, gone)
+    except Exception:  # noqa: BLE001 - LibCST cannot parse every file ast can: keep the import
+        return fixed
 
 
 def verify(text: str, filename: str) -> None:

@@ -25,6 +25,7 @@ NOT_TENSORS = [
     ("sd = net.state_dict()", "as_detach(sd)", "a state_dict (a dict)"),
     ("pass", "as_detach(x.storage_offset())", "the result of .storage_offset() (a Python int)"),
     ("pass", "as_clone(x.numel())", "the result of .numel() (a Python int)"),
+    ("n = x.numel()", "as_detach(n)", "a Python number or string"),  # review case numel.py, through a name
     ("pass", "as_detach(len(x))", "the result of len()"),
     ("pass", "as_detach(list(x))", "the result of list()"),
 ]

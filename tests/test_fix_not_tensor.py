@@ -100,7 +100,8 @@ def test_remove_copy_imports_keeps_the_rest(imports, left):
 
 
 def test_a_deepcopy_of_a_detached_tensor_becomes_one_clone():
-    source = "import copy\n\nimport torch\n\n\ndef f(t: torch.Tensor):\n    t = t[1:]\n    return copy.deepcopy(t.detach()), copy\n"
+    source = ("import copy\n\nimport torch\n\n\ndef f(t: torch.Tensor):\n    t = t[1:]\n"
+              "    return copy.deepcopy(t.detach()), copy\n")
     outcome = fix_source(source, "t.py", [BY_CODE["TEN201"]], unsafe=True)
     assert "return t.detach().clone(), copy" in outcome.fixed
 

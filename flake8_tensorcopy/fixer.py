@@ -17,8 +17,9 @@ from pyflakes import checker as pyflakes_checker
 from pyflakes import messages as pyflakes_messages
 
 from .engine import AnalysisError, analyse, parse, suppressed
-from .imports import add_imports
+from .imports import add_imports, remove_copy_imports
 from .model import Edit, Finding, FixSafety, RuleSpec
+from .not_tensor import new_receivers, suspect_calls
 from .rules import RULES
 
 MAX_PASSES = 8
@@ -38,6 +39,7 @@ class Outcome:
     remaining: list[Finding] = field(default_factory=list)  # positions in `fixed`
     errors: list[str] = field(default_factory=list)  # rule failures (bugs of ours)
     dropped: dict[int, str] = field(default_factory=dict)  # id of a remaining finding -> why its fix was refused
+    passes: list[tuple[str, list[Finding]]] = field(default_factory=list)  # (text a pass started from, its fixes)
 
     @property
     def changed(self) -> bool:
@@ -72,7 +74,8 @@ def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec]
         outcome.errors = errors
         lines = ast_lines(text) if EXTRA_BREAKS.search(text) else None  # None: every position is reliable
         todo = [f for f in findings if allowed(f, unsafe) and _positions_reliable(f, lines)]
-        refused = _refused(text, todo, filename) if todo else {}
+        messages = _pyflakes(text, filename) if todo else []
+        refused = _refused(text, todo, filename, messages) if todo else {}
         todo = [f for f in todo if id(f) not in refused]
         if not todo:
             outcome.fixed = text
@@ -88,6 +91,8 @@ def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec]
         if imports:
             fixed = _with_imports(fixed, imports)
         verify(fixed, filename)
+        fixed = _without_unused_copy(messages, fixed, filename)
+        outcome.passes.append((text, applied))
         text = fixed
         outcome.applied.extend(applied)
     raise FixError(f"the fixes did not settle after {max_passes} passes (a bug in flake8-tensorcopy)")
@@ -133,29 +138,34 @@ def _overlaps_taken(taken: list, span: tuple[int, int, str]) -> bool:
     return False
 
 
-def _refused(text: str, todo: Sequence[Finding], filename: str) -> dict[int, str]:
-    """Why each fix that would break the program is refused, by id: it must leave no new undefined
-    name and no name read before it is bound (`memory = memory.detach()` that makes a global local).
-    The fixes are checked together (one pyflakes run); only when that finds a new name are the fixes
-    whose text mentions it checked one by one (a run per fix was quadratic in the file's size)."""
-    unbound = _unbound_names(text, filename)
+def _refused(text: str, todo: Sequence[Finding], filename: str, messages: list) -> dict[int, str]:
+    """Why each fix that would break the program is refused, by id (see _problems). The fixes are checked
+    together (one pyflakes run); only when that finds a problem are the fixes that may cause it (whose
+    text mentions a new name; any, for a call on a non-tensor) checked one by one (a run per fix was
+    quadratic in the file's size). `messages`: what pyflakes says of `text`."""
+    unbound = _unbound(messages)
     refused: dict[int, str] = {}
     remaining = list(todo)
-    new = _new_names(text, unbound, remaining, filename)
-    while new:
-        suspects = [f for f in remaining if _mentions(f, new, text)] or remaining
+    problem = _problems(text, unbound, remaining, filename)
+    while problem:
+        names, calls = problem
+        suspects = [f for f in remaining if names and not calls and _mentions(f, names, text)] or remaining
         for f in suspects:
-            names = _new_names(text, unbound, [f], filename)
-            if names:
-                refused[id(f)] = _why(names)
+            alone = _problems(text, unbound, [f], filename)
+            if alone:
+                refused[id(f)] = _why(alone)
         if not any(id(f) in refused for f in suspects):  # they break the program only together
-            refused.update((id(f), _why(new)) for f in suspects)
+            refused.update((id(f), _why(problem)) for f in suspects)
         remaining = [f for f in remaining if id(f) not in refused]
-        new = _new_names(text, unbound, remaining, filename)
+        problem = _problems(text, unbound, remaining, filename)
     return refused
 
 
-def _why(names: Sequence[str]) -> str:
+def _why(problem: tuple[list[str], list]) -> str:
+    names, calls = problem
+    if calls:
+        recv, method, what = calls[0]
+        return f"the fix would call .{method}() on '{recv}', {what}"
     return f"the fix would leave {', '.join(repr(n) for n in names)} undefined or unbound"
 
 
@@ -167,24 +177,59 @@ def _mentions(finding: Finding, names: Sequence[str], text: str) -> bool:
     return any(words.search(s[2]) or words.search(text, s[0], s[1]) for s in spans if s is not None)
 
 
-def _new_names(text: str, unbound: list[str], findings: Sequence[Finding], filename: str) -> list[str]:
-    """Names undefined or unbound once `findings` are fixed in `text` that `unbound` does not list."""
+def _problems(text: str, unbound: list[str], findings: Sequence[Finding], filename: str):
+    """What fixing `findings` in `text` would break, or None: (names left undefined or unbound that
+    `unbound` does not list, as `memory = memory.detach()` making a global local; calls of a method a
+    value the analysis knows is not a tensor lacks, as `.detach()` on a dict, a module, an int)."""
     fixed, applied, imports = apply(text, findings)
     if not applied:
-        return []
+        return None
     try:
-        fixed = add_imports(fixed, imports) if imports else fixed
-        after = _unbound_names(fixed, filename)
+        calls = _new_suspect_calls(text, fixed, applied, filename)
+        after = _unbound(_pyflakes(add_imports(fixed, imports) if imports else fixed, filename))
     except Exception:  # noqa: BLE001 - verify() reports a text that does not parse
-        return []
-    return sorted(set(after) - set(unbound))
+        return None
+    names = sorted(set(after) - set(unbound))
+    return (names, calls) if names or calls else None
 
 
-def _unbound_names(text: str, filename: str) -> list[str]:
+def _new_suspect_calls(text: str, fixed: str, findings: Sequence[Finding], filename: str) -> list[tuple]:
+    """Calls on known non-tensors (not_tensor.py) on the fixed lines, on receivers that had none there."""
+    before_lines, after_lines, shift = set(), set(), 0
+    for edit in sorted((e for f in findings for e in f.fix.edits), key=lambda e: (e.start, e.end)):
+        (start, _), (end, _) = edit.start, edit.end
+        grown = edit.text.count("\n") - (end - start)
+        before_lines.update(range(start, end + 1))
+        after_lines.update(range(start + shift, end + shift + grown + 1))
+        shift += grown
+    before = suspect_calls(parse(text, filename), text, sorted(before_lines))
+    after = suspect_calls(parse(fixed, filename), fixed, sorted(after_lines))
+    return new_receivers(before, after)
+
+
+def _pyflakes(text: str, filename: str) -> list:
+    return pyflakes_checker.Checker(parse(text, filename), filename).messages
+
+
+def _unbound(messages: list) -> list[str]:
     """Names pyflakes finds undefined, or read before their local binding."""
-    checker = pyflakes_checker.Checker(parse(text, filename), filename)
-    return [str(m.message_args[0]) for m in checker.messages
+    return [str(m.message_args[0]) for m in messages
             if isinstance(m, (pyflakes_messages.UndefinedName, pyflakes_messages.UndefinedLocal))]
+
+
+def _unused(messages: list) -> set[str]:
+    return {str(m.message_args[0]) for m in messages if isinstance(m, pyflakes_messages.UnusedImport)}
+
+
+def _without_unused_copy(messages: list, fixed: str, filename: str) -> str:
+    """`fixed` without the imports from `copy` that its fixes left unused (`copy.deepcopy(t)` was the last use)."""
+    gone = _unused(_pyflakes(fixed, filename)) - _unused(messages)
+    if not gone:
+        return fixed
+    try:
+        return remove_copy_imports(fixed, gone)
+    except Exception:  # noqa: BLE001 - LibCST cannot parse every file ast can: keep the import
+        return fixed
 
 
 def verify(text: str, filename: str) -> None:

@@ -1,4 +1,5 @@
-"""Adding the imports a fix needs (`import copy`), once, with LibCST, touching nothing else.
+"""Adding the imports a fix needs (`import copy`), once, with LibCST, touching nothing else; and removing
+an import of the `copy` module that a fix left unused (pyflakes would report it).
 
 The new `import m` goes into the file's top import block: at its sorted place among the standard-library
 `import ...` lines when those are sorted, else after the block's last import. A standard-library module
@@ -30,6 +31,48 @@ def add_imports(source: str, modules: Iterable[str]) -> str:
     for name in missing:
         _insert(body, name)
     return module.with_changes(body=body).code
+
+
+def remove_copy_imports(source: str, unused: Iterable[str]) -> str:
+    """`source` without the module-level imports from the `copy` module that `unused` names, spelled as
+    pyflakes reports an unused import ('copy', 'copy as c', 'copy.deepcopy', 'copy.deepcopy as dc').
+    A statement left empty goes, and hands its leading lines (blank lines, comments) to the next one."""
+    unused = set(unused)
+    module = cst.parse_module(source)
+    body, leading = [], []
+    for stmt in module.body:
+        small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+        if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+            kept = [a for a in small.names if _spelling(small, a) not in unused]
+            if not kept:
+                leading += stmt.leading_lines
+                continue
+            if len(kept) < len(small.names):
+                kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                stmt = stmt.with_changes(body=[small.with_changes(names=kept)])
+        if not body and stmt is not module.body[0]:  # the file's first statement went: no blank line opens it
+            leading, lines = [], list(stmt.leading_lines)
+            while lines and lines[0].comment is None:
+                lines.pop(0)
+            stmt = stmt.with_changes(leading_lines=lines)
+        if leading:
+            stmt = stmt.with_changes(leading_lines=[*leading, *stmt.leading_lines])
+            leading = []
+        body.append(stmt)
+    return module.with_changes(body=body).code
+
+
+def _spelling(stmt, alias: cst.ImportAlias) -> Optional[str]:
+    """pyflakes' name for an import of the `copy` module, or None for any other import."""
+    name = cst.helpers.get_full_name_for_node(alias.name) or ""
+    if isinstance(stmt, cst.ImportFrom):
+        if stmt.relative or stmt.module is None or cst.helpers.get_full_name_for_node(stmt.module) != "copy":
+            return None
+        name = f"copy.{name}"
+    elif name != "copy":
+        return None
+    asname = cst.helpers.get_full_name_for_node(alias.asname.name) if alias.asname else None
+    return f"{name} as {asname}" if asname and asname != name.rsplit(".", 1)[-1] else name
 
 
 def _imported_modules(body: Sequence[cst.CSTNode]) -> set[str]:

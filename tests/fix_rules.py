@@ -52,8 +52,16 @@ def _rebind(node, ctx):
         yield ctx.finding(node, ctx.replace(node, f"{name} = {ctx.text(node)}", FixSafety.SAFE))
 
 
+def _append(node, ctx):
+    """`as_<method>(x)` -> `x.<method>()`: appends a method whatever `x` is, as a careless fix would."""
+    if isinstance(node.func, ast.Name) and node.func.id.startswith("as_") and len(node.args) == 1:
+        text = f"{ctx.text(node.args[0])}.{node.func.id[3:]}()"
+        yield ctx.finding(node, ctx.replace(node, text, FixSafety.SAFE))
+
+
 SWAP = _spec("TEN990", _swap, r"\.clone\(\)\.detach", FixSafety.SAFE)
 SNAPSHOT = _spec("TEN991", _snapshot, r"snapshot\(", FixSafety.UNSAFE)
 GROW = _spec("TEN992", _grow, r"grow\(", FixSafety.SAFE)
 STRAY = _spec("TEN993", _stray, r"stray\(", FixSafety.SAFE)
 REBIND = _spec("TEN994", _rebind, r"keep\(", FixSafety.SAFE)
+APPEND = _spec("TEN995", _append, r"as_\w+\(", FixSafety.SAFE)

@@ -8,6 +8,8 @@ import copy
 
 import torch
 
+DEFAULTS = copy.copy({"lr": 0.1})  # keeps `import copy` used after the fix
+
 
 def snapshot(w: torch.Tensor):
     t = torch.ones(3, requires_grad=True) * w

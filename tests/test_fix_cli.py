@@ -16,7 +16,7 @@ def test_without_unsafe_flag_nothing_changes_and_findings_remain(tmp_path, capsy
     f.write_text(BAD)
     code, out, _ = run_fix(capsys, f)
     assert code == 1 and f.read_text() == BAD
-    assert f"{f}:8:12: TEN201 copy.deepcopy() of tensor 't'" in out and "[unsafe fix: --unsafe-fixes]" in out
+    assert f"{f}:10:12: TEN201 copy.deepcopy() of tensor 't'" in out and "[unsafe fix: --unsafe-fixes]" in out
     assert "0 finding(s) fixed, 1 remaining (1 with an unsafe fix: --unsafe-fixes)" in out
 
 
@@ -31,7 +31,7 @@ def test_diff_writes_nothing_and_labels_fixes(tmp_path, capsys):
     f.write_text(BAD)
     code, out, _ = run_fix(capsys, "--diff", "--unsafe-fixes", f)
     assert code == 1 and f.read_text() == BAD
-    assert f"{f}:8:12: TEN201 " in out and "[would fix, unsafe]" in out
+    assert f"{f}:10:12: TEN201 " in out and "[would fix, unsafe]" in out
     assert f"--- {f}\n+++ {f}\n" in out
     assert "-    return copy.deepcopy(t)\n+    return t.detach().clone()\n" in out
 
@@ -77,7 +77,7 @@ def stdin_run(data: bytes, *args) -> subprocess.CompletedProcess:
 def test_stdin_to_stdout():
     done = stdin_run(BAD.encode(), "--unsafe-fixes", "--stdin-filename", "src/train.py")
     assert done.returncode == 0 and done.stdout == FIXED.encode()
-    assert b"src/train.py:8:12: TEN201 " in done.stderr
+    assert b"src/train.py:10:12: TEN201 " in done.stderr
 
 
 def test_stdin_unparsable_gives_the_text_back():

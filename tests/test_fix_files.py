@@ -19,7 +19,7 @@ def test_fixes_in_place(tmp_path, capsys):
     f = write(tmp_path / "a.py", BAD.encode())
     code, out, err = run_fix(capsys, "--unsafe-fixes", f)
     assert code == 0 and f.read_text() == FIXED
-    assert f"{f}:8:12: TEN201 " in out and "[fixed, unsafe]" in out
+    assert f"{f}:10:12: TEN201 " in out and "[fixed, unsafe]" in out
     assert leftovers(tmp_path) == []
 
 
@@ -56,7 +56,7 @@ def test_mode_kept(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("data, says", [
-    (BAD.encode() + b"x = y.detach()(\n", "cannot parse at line 9"),
+    (BAD.encode() + b"x = y.detach()(\n", "cannot parse at line 11"),
     (BAD.encode() + b"s = '\xff\xfe'\n", "cannot decode as utf-8"),
     (b"# -*- coding: no-such-codec -*-\n" + BAD.encode(), "cannot decode"),
     (b"\xef\xbb\xbf# -*- coding: latin-1 -*-\n" + BAD.encode(), "cannot decode"),

@@ -55,7 +55,7 @@ from ..analysis import api
 from ..analysis.evidence import LIKELY_TENSOR, TENSOR
 from ..analysis.facts import Bind
 from ..model import FixSafety
-from .edits import as_receiver
+from .edits import detached_clone
 
 CODE = "TEN201"
 NAME = "deepcopy-tensor"
@@ -84,8 +84,7 @@ def check(node: ast.Call, ctx):
         why = WHY_VIEW
     else:
         return  # a plain leaf: deepcopy works (only slower)
-    text = as_receiver(ctx.text(arg), arg)
-    fix = ctx.replace(node, f"{text}.detach().clone()", FIX)
+    fix = ctx.replace(node, detached_clone(ctx.text(arg), arg), FIX)
     yield ctx.finding(node, fix, arg=ctx.text(arg), why=why)
 
 

@@ -54,7 +54,7 @@ import ast
 from ..analysis.evidence import LIKELY_TENSOR, TENSOR
 from ..model import FixSafety
 from .edits import one_line
-from .edits import as_receiver
+from .edits import as_receiver, detached_clone
 
 CODE = "TEN202"
 NAME = "copy-copy-tensor"
@@ -74,5 +74,5 @@ def check(node: ast.Call, ctx):
     if isinstance(arg, ast.Starred) or ctx.kind(arg) not in (TENSOR, LIKELY_TENSOR):
         return
     text = as_receiver(ctx.text(arg), arg)
-    fix = ctx.replace(node, f"{text}.detach().clone()", FIX)
+    fix = ctx.replace(node, detached_clone(ctx.text(arg), arg), FIX)
     yield ctx.finding(node, fix, arg=one_line(ctx.text(arg)), recv=one_line(text))

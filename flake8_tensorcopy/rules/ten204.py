@@ -64,7 +64,7 @@ from ..context import type_tested, within
 from ..analysis.facts import Bind, dotted
 from ..model import FixSafety
 from .edits import one_line
-from .edits import as_receiver
+from .edits import as_receiver, detached_clone
 
 CODE = "TEN204"
 NAME = "tensor-from-tensor"
@@ -187,7 +187,7 @@ def _bound_in_other_branch(name: str, ctx, pos) -> bool:
 
 
 def _detached_clone(arg, ctx) -> str:
-    return f"{as_receiver(ctx.text(arg), arg)}.detach().clone()"
+    return detached_clone(ctx.text(arg), arg)
 
 
 def _legacy_fix(node: ast.Call, arg, ctx):

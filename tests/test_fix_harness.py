@@ -1,0 +1,76 @@
+"""scripts/fix_harness.py: each check catches the broken fix it is for, and a clean fix passes.
+
+The run over the corpora is a CI step (.ci/run), not a test: it needs the corpus cache.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from flake8_tensorcopy.engine import AnalysisError
+from flake8_tensorcopy.fixer import Outcome, fix_source, reported
+from flake8_tensorcopy.rules import RULES
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("fix_harness", ROOT / "scripts" / "fix_harness.py")
+harness = importlib.util.module_from_spec(spec)
+sys.modules["fix_harness"] = harness
+spec.loader.exec_module(harness)
+
+SOURCE = '''import copy
+
+import torch
+
+
+def f(w: torch.Tensor, cfg):
+    t = torch.ones(3, requires_grad=True) * w
+    return copy.deepcopy(t), copy.copy(cfg)
+'''
+FIXED = SOURCE.replace("copy.deepcopy(t)", "t.detach().clone()")
+
+
+def _outcome(fixed: str, source: str = SOURCE) -> Outcome:
+    """The outcome of a fixer that turned `source` into `fixed` by fixing its first TEN201 finding."""
+    finding = [f for f in reported(source, "t.py", RULES)[0] if f.code == "TEN201"][0]
+    out = Outcome(source, fixed, applied=[finding], passes=[(source, [finding])])
+    try:
+        out.remaining = reported(fixed, "t.py", RULES)[0]
+    except AnalysisError:
+        pass
+    return out
+
+
+def test_the_real_fix_passes():
+    outcome = fix_source(SOURCE, "t.py", RULES, unsafe=True)
+    assert outcome.fixed == FIXED
+    assert harness.broken(outcome, "t.py") == []
+
+
+@pytest.mark.parametrize("fixed, says", [
+    (FIXED.replace("t.detach().clone()", "t.detach(.clone()"), "does not compile"),
+    (FIXED.replace("t.detach().clone()", "u.detach().clone()"), "pyflakes: line 8: undefined name 'u'"),
+    (FIXED.replace("import copy\n", "import copy\nimport os\n"), "pyflakes: line 2: 'os' imported but unused"),
+    (FIXED.replace("copy.copy(cfg)", "copy.deepcopy(t)"), "TEN201 reported again at line 8"),
+    (FIXED.replace("copy.copy(cfg)", "copy.deepcopy(t)"), "a second fix run changes it again (TEN201)"),
+    (FIXED.replace("copy.copy(cfg)", "{}.detach()"), "new call .detach() on '{}', a dict, list, tuple or set"),
+])
+def test_each_kind_of_broken_fix_is_a_failure(fixed, says):
+    problems = harness.broken(_outcome(fixed), "t.py")
+    assert any(says in p for p in problems), problems
+
+
+def test_a_finding_left_unfixed_in_the_fixed_statement_is_not_a_failure():
+    source = SOURCE.replace("copy.copy(cfg)", "copy.deepcopy(t)")
+    fixed = source.replace("copy.deepcopy(t)", "t.detach().clone()", 1)  # the second is left, as it was
+    assert harness.reported_again(_outcome(fixed, source), harness.parse(fixed, "t.py"), "t.py") == []
+    twice = "copy.deepcopy(t), copy.deepcopy(t)"
+    fixed = source.replace(twice, "t.detach().clone(), " + twice)  # a fix that kept what it fixed
+    assert harness.reported_again(_outcome(fixed, source), harness.parse(fixed, "t.py"), "t.py") == [
+        "TEN201 reported again at line 8 after its fix"]
+
+
+def test_line_map_follows_inserted_lines():
+    assert harness.line_map("a\nb\nc\n", "x\na\nB\nc\n") == {1: [2], 2: [3], 3: [4]}

@@ -19,7 +19,8 @@ from .facts import Bind
 
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-UNKNOWN = object()  # a return or call site with no answer
+UNKNOWN = object()
+WORD = re.compile(r"\w+")  # a return or call site with no answer
 
 
 def callee(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
@@ -184,7 +185,8 @@ def call_sites(fn: ast.AST, ctx) -> list:
     facts = ctx.facts
     key = ("call-sites", id(fn))
     if key not in facts.memo:
-        calls, used = _uses(facts, fn.name)
+        only_its_def = "\r" not in facts.source and _word_lines(facts).get(fn.name) == [fn.lineno]
+        calls, used = ([], False) if only_its_def else _uses(facts, fn.name)
         sites = []
         for call, owner in calls if not used else ():
             frame = facts.module_frame if owner is None else facts.function_frame(owner)
@@ -225,21 +227,47 @@ def _uses(facts, name: str) -> tuple[list, bool]:
 
 def _statements_mentioning(facts, name: str) -> list:
     """(statement, enclosing def or None) for the module's and classes' statements whose lines hold the
-    word `name`; a class's own statements are looked into, a def is taken whole."""
-    mentions = re.finditer(r"\b%s\b" % re.escape(name), facts.source)
-    lines = sorted({facts.line_of(m.start()) for m in mentions}) if "\r" not in facts.source else None
-    found, stack = [], list(facts.tree.body)
-    while stack:
-        node = stack.pop()
-        k = bisect.bisect_left(lines, node.lineno) if lines is not None else None
-        if k is not None and (k == len(lines) or lines[k] > node.end_lineno):
-            continue
-        if isinstance(node, ast.ClassDef):
-            found.extend((n, None) for n in node.decorator_list + node.bases + [k.value for k in node.keywords])
-            stack.extend(node.body)
-        else:
-            found.append((node, None))
-    return found
+    word `name`, found by bisection; a class's own statements are looked into, a def is taken whole."""
+    lines = _word_lines(facts).get(name, []) if "\r" not in facts.source else None
+    if lines is None:
+        return [(n, None) for n in facts.tree.body]
+    found: dict[int, tuple] = {}
+    for line in lines:
+        body = facts.tree.body
+        while body:
+            node = _statement_at(facts, body, line)
+            if node is None:
+                break
+            if not isinstance(node, ast.ClassDef) or not node.body or line < node.body[0].lineno:
+                found[id(node)] = (node, None)  # a class's header lines: its decorators, bases, keywords
+                break
+            body = node.body
+    return list(found.values())
+
+
+def _statement_at(facts, body: list, line: int):
+    """The statement of `body` (sorted, disjoint) whose lines hold `line`, by bisection."""
+    key = ("starts", id(body))
+    if key not in facts.memo:
+        facts.memo[key] = [min([n.lineno] + [d.lineno for d in getattr(n, "decorator_list", ())]) for n in body]
+    starts = facts.memo[key]
+    k = bisect.bisect_right(starts, line) - 1
+    return body[k] if k >= 0 and body[k].end_lineno >= line else None
+
+
+def _word_lines(facts) -> dict[str, list[int]]:
+    """The sorted lines each word of the source is on, found in one pass over the text per file."""
+    if "word-lines" not in facts.memo:
+        found: dict[str, list[int]] = {}
+        line, last = 1, 0
+        for m in WORD.finditer(facts.source):
+            line += facts.source.count("\n", last, m.start())
+            last = m.start()
+            seen = found.setdefault(m.group(), [])
+            if not seen or seen[-1] != line:
+                seen.append(line)
+        facts.memo["word-lines"] = found
+    return facts.memo["word-lines"]
 
 
 def _called_name(node: ast.AST) -> Optional[str]:

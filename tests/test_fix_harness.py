@@ -74,3 +74,13 @@ def test_a_finding_left_unfixed_in_the_fixed_statement_is_not_a_failure():
 
 def test_line_map_follows_inserted_lines():
     assert harness.line_map("a\nb\nc\n", "x\na\nB\nc\n") == {1: [2], 2: [3], 3: [4]}
+
+
+def test_a_message_the_original_had_is_not_new_when_a_fix_moves_its_lines():
+    """pyflakes's `redefinition of unused 'f' from line 3` names a line, which an added import moves."""
+    before = "import torch\n\n\ndef f():\n    pass\n\n\ndef f():\n    pass\n"
+    after = "import copy\n" + before + "copy.deepcopy(torch)\n"
+    assert harness.new_pyflakes(harness.parse(before, "t.py"), harness.parse(after, "t.py"), "t.py") == []
+    worse = after.replace("copy.deepcopy(torch)", "undefined_name")
+    new = harness.new_pyflakes(harness.parse(before, "t.py"), harness.parse(worse, "t.py"), "t.py")
+    assert [m for _, m in new] == ["'copy' imported but unused", "undefined name 'undefined_name'"]

@@ -107,15 +107,9 @@ def replace(path: str, original: bytes, new: bytes) -> None:
 
 
 def _replace_atomically(target: str, folder: str, new: bytes, original: bytes, st: os.stat_result) -> None:
+    fd, tmp = _beside(target, folder, ".tenfix", "cannot create a temporary file beside it")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tenfix", dir=folder)
-    except OSError as exc:
-        raise FileError(f"not written: cannot create a temporary file beside it: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(new)
-            fh.flush()
-            os.fsync(fh.fileno())
+        _write_synced(fd, new)
         _keep_owner(tmp, st)  # before chmod: a change of owner clears the setuid and setgid bits
         _copy_xattrs(target, tmp)
         os.chmod(tmp, stat.S_IMODE(st.st_mode))
@@ -158,20 +152,29 @@ def _rewrite_in_place(target: str, folder: str, new: bytes, original: bytes) -> 
 
 
 def _backup(target: str, folder: str, original: bytes) -> str:
+    fd, backup = _beside(target, folder, ".tenfix-backup", "cannot save a backup beside it")
     try:
-        fd, backup = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tenfix-backup", dir=folder)
-    except OSError as exc:
-        raise FileError(f"not written: cannot save a backup beside it: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(original)
-            fh.flush()
-            os.fsync(fh.fileno())
+        _write_synced(fd, original)
     except OSError as exc:
         _remove(backup)
         raise FileError(f"not written: cannot save a backup beside it: {exc.strerror or exc}") from None
     _sync_folder(folder)
     return backup
+
+
+def _beside(target: str, folder: str, suffix: str, why: str) -> tuple[int, str]:
+    """A new hidden file next to `target` (same folder, so a rename replaces it atomically)."""
+    try:
+        return tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=suffix, dir=folder)
+    except OSError as exc:
+        raise FileError(f"not written: {why}: {exc.strerror or exc}") from None
+
+
+def _write_synced(fd: int, data: bytes) -> None:
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def _overwrite(fh, data: bytes) -> None:

@@ -51,3 +51,14 @@ def notebook_text(cells=CELLS, language="python", **layout) -> str:
         "nbformat_minor": 5,
     }
     return json.dumps(data, **{"indent": 1, "ensure_ascii": False, **layout}) + "\n"
+
+
+def load_script(name: str):
+    """scripts/NAME.py as a module, registered under NAME (dataclasses and worker processes look it up)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -4,19 +4,14 @@ The run over the real corpus is a CI step (.ci/run), not a test: it needs the do
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
+from cli_tools import load_script
+
 from flake8_tensorcopy.rules import BY_CODE
 
-ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("ecosystem", ROOT / "scripts" / "ecosystem.py")
-eco = importlib.util.module_from_spec(spec)
-sys.modules["ecosystem"] = eco  # dataclasses and worker processes look the module up by name
-spec.loader.exec_module(eco)
+eco = load_script("ecosystem")
 
 BUGGY = """import copy
 import torch

@@ -4,21 +4,16 @@ The run over the corpora is a CI step (.ci/run), not a test: it needs the corpus
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
+
+from cli_tools import load_script
 
 from flake8_tensorcopy.engine import AnalysisError
 from flake8_tensorcopy.fixer import Outcome, fix_source, reported
 from flake8_tensorcopy.rules import RULES
 
-ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("fix_harness", ROOT / "scripts" / "fix_harness.py")
-harness = importlib.util.module_from_spec(spec)
-sys.modules["fix_harness"] = harness
-spec.loader.exec_module(harness)
+harness = load_script("fix_harness")
 
 SOURCE = '''import copy
 

@@ -4,19 +4,14 @@ The run over the real labelled corpus is a CI step (.ci/run), not a test: it dow
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("recall", ROOT / "scripts" / "recall.py")
-recall = importlib.util.module_from_spec(spec)
-sys.modules["recall"] = recall
-spec.loader.exec_module(recall)
+from cli_tools import load_script
+
+recall = load_script("recall")
 
 TRAIN = """import torch
 

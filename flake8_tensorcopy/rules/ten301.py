@@ -6,9 +6,12 @@ Flags `snapshot = model.state_dict()`, and the shallow "copies" `dict(...)`, `Or
 `{k: v.cpu() ...}` of it (or of a name bound to it), when the snapshot outlives a later update of the
 module and is then read: reloaded with `load_state_dict`, compared, returned or saved. A later update is a training call
 (`.backward()`, `.step()`, a `fit`/`train...` call that involves the module, a trainer's or engine's
-`run`/`fit`/`train`) between the snapshot and the read, or a training
+`run`/`fit`/`train`, or that of an object built with the module: `sbs = StepByStep(model, ...)`,
+`sbs.train(n)`) between the snapshot and the read, a training
 loop that takes the snapshot in some iterations (under an `if`) and reads it after the loop (the
-"best weights" pattern).
+"best weights" pattern), or a loop that reloads the snapshot in each iteration and trains after the
+reload (a "reset to the initial weights" that resets nothing from the second iteration on). A method of
+the class that returns the module's `state_dict()` (`self.get_state_dict()`) counts as the call itself.
 
 Not flagged: a snapshot read before any update (`torch.save(model.state_dict(), path)`, reloading
 into another module, `target.load_state_dict(model.state_dict())`), `torch.save(sd)` of a snapshot

@@ -50,8 +50,9 @@ for x, y in loader:
 ```
 
 ## Fix safety
-Unsafe: the fix appends `.item()` to the accumulated value when the accumulator starts as a number,
-and `.detach()` otherwise (lists, dicts, tensor accumulators). `.item()` raises on a tensor with more
+Unsafe: the fix appends `.item()` to the accumulated value when the accumulator starts as a number and
+no code of the function uses it as a tensor (`epoch_loss.item()` later), and `.detach()` otherwise
+(lists, dicts, tensor accumulators). `.item()` raises on a tensor with more
 than one element, and either form stops gradients through the accumulator, which code that does
 backpropagate through it in a way this rule cannot see would depend on.
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from flake8_tensorcopy.docs import code_blocks
+from flake8_tensorcopy.docs import code_blocks, runnable
 from flake8_tensorcopy.engine import analyse, select_rules
 from flake8_tensorcopy.rules import RULES
 
@@ -28,7 +28,8 @@ def test_explain_prints_the_doc_page():
 def test_example_is_flagged_and_use_instead_is_not(rule):
     """The rule's own doc, run through the engine with the default rules and this one selected: every
     Example block gives a finding of the rule, no "Use instead" block gives any finding."""
-    examples, instead = code_blocks(rule.doc, "Example"), code_blocks(rule.doc, "Use instead")
+    examples = [runnable(b) for b in code_blocks(rule.doc, "Example")]  # as the doc page shows them
+    instead = [runnable(b) for b in code_blocks(rule.doc, "Use instead")]
     assert examples and instead
     rules = select_rules(extend_select=[rule.code])
     for block in examples:

@@ -51,6 +51,14 @@ def test_linter_never_imports_torch():  # the import statements, not the docs' e
                     if name.split(".")[0] == "torch"], path
 
 
+def test_no_line_of_the_package_reads_as_a_torch_import():
+    """Not even in a docstring: a text search for `import torch` (as reviewers and auditors run) finds
+    nothing; docs.runnable() adds the imports to the rule docs' examples."""
+    for path in (ROOT / "flake8_tensorcopy").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert not re.findall(r"^[ \t]*(?:import|from)[ \t]+torch\b", text, re.M), path
+
+
 def imported(tree: ast.Module) -> list[str]:
     """Every module an import statement of the tree names (a relative import counts as its own package)."""
     found = []

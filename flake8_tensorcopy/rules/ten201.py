@@ -15,9 +15,6 @@ than the tensor idiom (about 8x for a 1,000-element tensor).
 
 ## Example
 ```python
-import copy
-import torch
-
 def features(encoder: torch.nn.Module, x):
     h = encoder(x)
     saved = copy.deepcopy(h)    # RuntimeError: h is not a graph leaf
@@ -25,8 +22,6 @@ def features(encoder: torch.nn.Module, x):
 
 ## Use instead
 ```python
-import torch
-
 def features(encoder: torch.nn.Module, x):
     h = encoder(x)
     saved = h.detach().clone()  # a copy outside the graph

@@ -15,9 +15,6 @@ gradients computed through the result never reach the source.
 
 ## Example
 ```python
-import copy
-import torch
-
 def features(encoder: torch.nn.Module, x):
     h = encoder(x)
     saved = copy.copy(h)    # same storage as h; backward through `saved` never reaches encoder
@@ -25,8 +22,6 @@ def features(encoder: torch.nn.Module, x):
 
 ## Use instead
 ```python
-import torch
-
 def features(encoder: torch.nn.Module, x):
     h = encoder(x)
     saved = h.detach().clone()  # an independent copy outside the graph

@@ -17,8 +17,6 @@ return an alias of `t` (writes through either side show in the other).
 
 ## Example
 ```python
-import torch
-
 probs = torch.softmax(model(x), dim=-1)
 target = torch.tensor(probs)         # UserWarning; no gradient flows to model
 alias = torch.FloatTensor(probs)     # shares the storage of probs
@@ -26,8 +24,6 @@ alias = torch.FloatTensor(probs)     # shares the storage of probs
 
 ## Use instead
 ```python
-import torch
-
 probs = torch.softmax(model(x), dim=-1)
 target = probs.detach().clone()      # what torch.tensor(probs) does, without the warning
 same = torch.as_tensor(probs)        # when no copy is wanted

@@ -23,8 +23,6 @@ TEN203's finding (a kept clone), not this rule's.
 
 ## Example
 ```python
-import torch
-
 total, history = 0.0, []
 for x, y in loader:
     loss = criterion(model(x), y)
@@ -37,8 +35,6 @@ for x, y in loader:
 
 ## Use instead
 ```python
-import torch
-
 total, history = 0.0, []
 for x, y in loader:
     loss = criterion(model(x), y)

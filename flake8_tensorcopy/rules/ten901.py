@@ -20,8 +20,6 @@ results of helper functions the file does not show to return tensors, and stores
 
 ## Example
 ```python
-import torch
-
 class Attention(torch.nn.Module):
     def __init__(self, dim):
         super().__init__()
@@ -35,8 +33,6 @@ class Attention(torch.nn.Module):
 
 ## Use instead
 ```python
-import torch
-
 class Attention(torch.nn.Module):
     def __init__(self, dim):
         super().__init__()

@@ -17,8 +17,6 @@ parameters on purpose.
 
 ## Example
 ```python
-import torch
-
 p = torch.nn.Parameter(torch.tensor([2.0, 4.0]))
 loss = (p * p).sum()
 p.data.mul_(0.5)        # no error; the gradient is computed from the halved p
@@ -27,8 +25,6 @@ loss.backward()
 
 ## Use instead
 ```python
-import torch
-
 p = torch.nn.Parameter(torch.tensor([2.0, 4.0]))
 loss = (p * p).sum()
 p.detach().mul_(0.5)    # autograd sees the write: backward() raises instead of a wrong gradient

@@ -18,6 +18,8 @@ import re
 import warnings
 from typing import Optional
 
+from .analysis.facts import lines_of
+
 HEADER = re.compile(r"([ \t]*)(?:@|def[ \t]|async[ \t]+def[ \t]|class[ \t])")
 NAMED = re.compile(r"[ \t]*(?:async[ \t]+)?(def|class)[ \t]+(\w+)")
 DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
@@ -61,9 +63,9 @@ class _CallText:
     """Where the text calls each name (`name(`) and defines it (`def name`), by line, found once."""
 
     def __init__(self, source: str):
-        self.calls = _lines_of(CALLED, source)  # (line, name), in line order
+        self.calls = lines_of(CALLED, source)  # (line, name), in line order
         self.defs: dict[str, list[int]] = {}
-        for line, name in _lines_of(DEF, source):
+        for line, name in lines_of(DEF, source):
             self.defs.setdefault(name, []).append(line)
 
     def needed(self, lines: list[str], funcs: list, stubs: list) -> set[int]:
@@ -88,16 +90,6 @@ class _Spans:
     def holds(self, line: int) -> bool:
         k = bisect.bisect_right(self.firsts, line) - 1
         return k >= 0 and line <= self.spans[k][1]
-
-
-def _lines_of(pattern: re.Pattern, source: str) -> list[tuple[int, str]]:
-    """(line, group 1) of each match, counting lines once over the text."""
-    found, line, last = [], 1, 0
-    for m in pattern.finditer(source):
-        line += source.count("\n", last, m.start())
-        last = m.start()
-        found.append((line, m.group(1)))
-    return found
 
 
 def _inside(lines: list[int], spans: list[tuple[int, int]]) -> bool:

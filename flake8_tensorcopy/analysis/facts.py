@@ -432,14 +432,6 @@ class FileFacts:
                 return not arg.value
         return grad
 
-    @functools.cached_property
-    def _newlines(self) -> list[int]:
-        return [m.start() for m in re.finditer("\n", self.source)]
-
-    def line_of(self, offset: int) -> int:
-        """The line of a character offset in the source (lines end at "\\n"; see physical_lines for CR)."""
-        return bisect.bisect_left(self._newlines, offset) + 1
-
     # ---- helpers rules use -------------------------------------------------------------------
     def segment(self, node: ast.AST) -> str:
         """ast.get_source_segment from the lines, without re-splitting the whole file per call."""
@@ -603,6 +595,16 @@ def _replace(frame: Frame, **changes) -> Frame:
 
 
 LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def lines_of(pattern: re.Pattern, source: str) -> list[tuple[int, str]]:
+    """(line, group 1, else the match) of each match of `pattern`, counting lines ("\\n") once over the text."""
+    found, line, last = [], 1, 0
+    for m in pattern.finditer(source):
+        line += source.count("\n", last, m.start())
+        last = m.start()
+        found.append((line, m.group(1) if pattern.groups else m.group()))
+    return found
 
 
 def physical_lines(source: str) -> list[str]:

@@ -15,7 +15,7 @@ import copy
 import re
 from typing import Callable, Optional
 
-from .facts import Bind
+from .facts import Bind, lines_of
 
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -259,11 +259,8 @@ def _word_lines(facts) -> dict[str, list[int]]:
     """The sorted lines each word of the source is on, found in one pass over the text per file."""
     if "word-lines" not in facts.memo:
         found: dict[str, list[int]] = {}
-        line, last = 1, 0
-        for m in WORD.finditer(facts.source):
-            line += facts.source.count("\n", last, m.start())
-            last = m.start()
-            seen = found.setdefault(m.group(), [])
+        for line, word in lines_of(WORD, facts.source):
+            seen = found.setdefault(word, [])
             if not seen or seen[-1] != line:
                 seen.append(line)
         facts.memo["word-lines"] = found

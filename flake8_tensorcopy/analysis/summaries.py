@@ -19,8 +19,8 @@ from .facts import Bind, lines_of
 
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-UNKNOWN = object()
-WORD = re.compile(r"\w+")  # a return or call site with no answer
+UNKNOWN = object()  # a return or call site with no answer
+WORD = re.compile(r"\w+")
 
 
 def callee(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
@@ -65,11 +65,11 @@ def returned(fn: ast.AST, ctx, index: Optional[int], ask: Callable, depth: int, 
 
 
 def _returned(fn, ctx, index, ask, depth, any_path):
-    returns, generator = _returns(fn)
-    frame = ctx.facts.function_frame(fn) if returns and not generator else None
-    if frame is None or isinstance(fn, ast.AsyncFunctionDef):
+    found = returns(fn)
+    frame = ctx.facts.function_frame(fn) if found else None
+    if frame is None:
         return None
-    return _join((_answer(r.value, _at(ctx, frame, r), index, ask, depth, any_path) for r in returns), any_path)
+    return _join((_answer(r.value, _at(ctx, frame, r), index, ask, depth, any_path) for r in found), any_path)
 
 
 def _answer(value, inner, index, ask, depth, any_path):
@@ -102,7 +102,7 @@ def _join(answers, any_true: bool):
 
 
 def returns(fn: Optional[ast.AST]) -> list[ast.Return]:
-    """The return statements of a plain def (not a generator); [] for anything else."""
+    """The return statements of a plain def; [] for anything else (a coroutine, a generator, a class)."""
     if not isinstance(fn, ast.FunctionDef):
         return []
     found, generator = _returns(fn)

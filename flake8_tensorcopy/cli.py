@@ -134,5 +134,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
 
 
+def entry() -> None:
+    """The command: main(), then exit. After a pool was stopped mid-run (Ctrl-C, a closed pipe, an error)
+    its thread may wait forever on a queue a killed worker left locked, and Python joins that thread at
+    exit; so the process flushes what it printed and ends without the join."""
+    code = main()
+    pool = sys.modules.get(f"{__package__}.pool")  # imported only by a run that used one
+    if pool is not None and pool.abandoned():
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed pipe, a closed stream: nothing more can be said there
+                pass
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()

@@ -2,7 +2,9 @@
 
 Workers ignore Ctrl-C (the parent decides what an interrupt means) and, on Linux, ask the kernel to
 send them SIGTERM when the parent dies, so `kill <parent>` leaves no orphans. On an interrupt or any
-error the parent stops its workers at once instead of waiting for slow files.
+error the parent stops its workers at once instead of waiting for slow files. A pool stopped that way
+may leave its queues locked by a killed worker, so its thread can wait forever at interpreter exit:
+`abandoned()` tells the command-line entry to end the process without that wait.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import Callable, Iterable, Iterator, TypeVar
 T = TypeVar("T")
 R = TypeVar("R")
 PR_SET_PDEATHSIG = 1
+_abandoned: list[ProcessPoolExecutor] = []
 
 
 def _worker_start(parent: int) -> None:
@@ -35,12 +38,18 @@ def parallel_map(fn: Callable[[T], R], items: Iterable[T], workers: int, chunksi
     try:
         yield from pool.map(fn, items, chunksize=chunksize)
     except BaseException:
+        _abandoned.append(pool)
         _quiet_teardown()
         for process in list(getattr(pool, "_processes", {}).values()):
             process.terminate()
         pool.shutdown(wait=False)
         raise
     pool.shutdown()
+
+
+def abandoned() -> bool:
+    """Whether a pool was stopped on an error or an interrupt in this process."""
+    return bool(_abandoned)
 
 
 def _quiet_teardown() -> None:

@@ -84,6 +84,38 @@ def test_a_closed_pipe_ends_quietly(tmp_path, args):
     assert proc.wait(timeout=60) == 1 and b"Traceback" not in err
 
 
+STUCK_POOL = """
+import sys, threading
+from flake8_tensorcopy import cli, pool
+
+def interrupted_run(args):  # a run whose pool is stopped mid-way, its thread left waiting on a locked queue
+    threading.Thread(target=threading.Event().wait).start()  # like the pool's thread: joined at exit
+    try:
+        for _ in pool.parallel_map(abs, range(100), 2):
+            raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 2
+
+cli.cmd_rules = interrupted_run
+sys.argv = ["flake8-tensorcopy", "rules"]
+cli.entry()
+"""
+
+
+def test_a_pool_stopped_mid_run_does_not_keep_the_process_alive(tmp_path):
+    """A killed worker can leave the pool's queues locked, and Python joins the pool's thread at exit:
+    the command ends anyway, with the status and message it chose."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", STUCK_POOL], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        err = proc.communicate(timeout=60)[1]
+    finally:
+        proc.kill()
+    assert proc.returncode == 2 and err == b"interrupted\n"
+
+
 @pytest.mark.parametrize("jobs", ["0", "-3", "two"])
 def test_a_job_count_below_one_is_refused(tmp_path, jobs):
     done = cli("check", "-j", jobs, ".", cwd=tmp_path)

@@ -111,6 +111,7 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
     except RecursionError:
         raise AnalysisError("too deeply nested to analyse") from None
     facts.tensor_functions = frozenset(tensor_functions)
+    facts.path = filename
     result = Result(parsed=True)
     seen = set()
     for node, frame in facts.nodes:

@@ -154,6 +154,26 @@ def read_git(source: str, path: str, mirrors: Path) -> bytes:
     return done.stdout
 
 
+def checkout(source: str, path: str, mirrors: Path, cache: Path) -> Path:
+    """Where `path` lies in a checkout of the commit's Python files beside it (its top folder's, or the
+    repository root's own), made once under cache/checkouts: the engine reads the modules a file imports
+    from its neighbours, as it would in the user's clone."""
+    repo, commit = source.split("@")
+    top = path.split("/")[0] if "/" in path else None
+    folder = cache / "checkouts" / f"{repo.replace('/', '+')}@{commit[:12]}"
+    done_mark = folder / f".done-{top or 'root'}"
+    if not done_mark.exists():
+        git_dir = mirrors / repo.replace("/", "+") / "repo"
+        spec = [f":(glob){top}/**/*.py"] if top else [":(glob)*.py"]
+        folder.mkdir(parents=True, exist_ok=True)
+        tar = subprocess.run(["git", "--git-dir", str(git_dir), "archive", "--format=tar", commit, "--", *spec],
+                             capture_output=True)
+        if tar.returncode == 0:
+            subprocess.run(["tar", "-x", "-C", str(folder)], input=tar.stdout, check=True)
+        done_mark.touch()
+    return folder / path
+
+
 # ---- scoring --------------------------------------------------------------------------------------------
 def statement_starts(tree: ast.AST) -> dict[int, int]:
     """line -> first line of the innermost statement that holds it."""
@@ -203,8 +223,11 @@ def score(cases: list[Case], tiers: tuple[int, ...], releases: Path, mirrors: Pa
         fetch_releases({source for source, _ in by_file if "@" not in source}, releases)
     for (source, path), group in sorted(by_file.items()):
         try:
-            data = read_git(source, path, mirrors) if "@" in source else read_release(source, path, releases)
-            found, unlabelled = score_file(path, data, group)
+            if "@" in source:
+                data, disk = read_git(source, path, mirrors), checkout(source, path, mirrors, releases.parent)
+            else:
+                data, disk = read_release(source, path, releases), releases / source / path
+            found, unlabelled = score_file(str(disk), data, group)
         except (OSError, subprocess.CalledProcessError, ValueError, fileio.FileError) as exc:
             out.missing[f"{source} {path}"] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             continue

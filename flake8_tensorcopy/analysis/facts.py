@@ -141,6 +141,7 @@ class FileFacts:
     """Facts about one file; `nodes` lists (node, frame) for the node types that were asked for."""
 
     tensor_functions: frozenset = frozenset()  # user-declared tensor-returning functions (config)
+    path: Optional[str] = None  # where the file is, for the modules it imports (analysis/project.py)
 
     def __init__(self, tree: ast.Module, source: str, wanted: tuple[type, ...],
                  hot_lines: Optional[list[int]] = None):

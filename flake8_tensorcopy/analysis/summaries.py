@@ -15,6 +15,7 @@ import copy
 import re
 from typing import Callable, Optional
 
+from . import project
 from .facts import Bind, lines_of
 
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -25,19 +26,27 @@ WORD = re.compile(r"\w+")
 
 def callee(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
     """The def or class of this file that `call` calls: a name bound once by a `def` / `class` (here or
-    in an enclosing scope), or `self.name` / `cls.name` for a method of the enclosing class."""
+    in an enclosing scope), or `self.name` / `cls.name` for a method of the enclosing class; or the def
+    of a neighbouring module that `from ... import name` or `module.name` names (analysis/project.py)."""
     func = call.func
     if isinstance(func, ast.Name):
         scope = ctx.frame.scope
         found = scope.reaching(func.id, pos) or [scope.binding_before(func.id, pos)]
-        if len(found) == 1 and found[0] is not None and found[0].kind == Bind.OTHER:
-            node = found[0].node
-            if isinstance(node, DEFS + (ast.ClassDef,)):
-                return node
+        if len(found) != 1 or found[0] is None:
+            return None
+        node = found[0].node
+        if found[0].kind == Bind.OTHER and isinstance(node, DEFS + (ast.ClassDef,)):
+            return node
+        if found[0].kind == Bind.IMPORT and isinstance(node, ast.ImportFrom):
+            return project.imported_def(ctx.facts, node, func.id)
         return None
     if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
             and ctx.frame.cls is not None):
         return method(ctx.frame.cls, func.attr)
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):  # utils.split(...)
+        b = ctx.frame.scope.binding_before(func.value.id, pos)
+        if b is not None and b.kind == Bind.IMPORT:
+            return project.module_def(ctx.facts, b.node, func.value.id, func.attr)
     return None
 
 
@@ -56,6 +65,10 @@ def returned(fn: ast.AST, ctx, index: Optional[int], ask: Callable, depth: int, 
     With `any_path`, True when some return statement's answer is True (a graph kept on one path is kept)."""
     if not isinstance(fn, DEFS):
         return None
+    home = project.home(fn)
+    if home is not None and home is not ctx.facts:  # a def of another module: read in its own file
+        ctx = _at(ctx, home.module_frame, fn)
+        ctx.facts = home
     key = ("returned", id(fn), index, id(ask), any_path)
     memo = ctx.facts.memo
     if key not in memo:

@@ -1,0 +1,134 @@
+"""A def imported from a neighbouring module is summarised from that module's source (analysis/project.py):
+`a, b = split(x, y)` with `from .utils import split` is known to give tensors when utils.py says so."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from cli_tools import ROOT, reported, run_cli
+from flake8_tensorcopy import engine
+
+SPLIT = """
+    import torch
+
+
+    def split(X: torch.Tensor, Y: torch.Tensor):
+        order = torch.randperm(len(X))
+        return X[order], Y[order]
+"""
+TRAIN = """
+    import torch
+    {import_line}
+
+
+    def fit(X, Y, device):
+        train_x, train_y = split(X, Y)
+        train_x.to(device)
+        return train_x, train_y
+"""
+
+
+def write(folder, files: dict[str, str]):
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def codes_at(path) -> list[tuple[int, str]]:
+    result = engine.analyse(path.read_text(), str(path), [r for r in engine.RULES if r.default_on])
+    return [(f.line, f.code) for f in result.findings]
+
+
+@pytest.mark.parametrize("files, checked", [
+    ({"pkg/__init__.py": "", "pkg/utils.py": SPLIT,
+      "pkg/train.py": TRAIN.format(import_line="from .utils import split")}, "pkg/train.py"),
+    ({"pkg/__init__.py": "", "pkg/utils.py": SPLIT,
+      "pkg/train.py": TRAIN.format(import_line="from pkg.utils import split")}, "pkg/train.py"),
+    ({"pkg/__init__.py": "", "pkg/sub/__init__.py": "", "pkg/utils.py": SPLIT,
+      "pkg/sub/train.py": TRAIN.format(import_line="from ..utils import split")}, "pkg/sub/train.py"),
+    ({"pkg/__init__.py": "from .ops import split\n", "pkg/ops.py": SPLIT,
+      "pkg/train.py": TRAIN.format(import_line="from pkg import split")}, "pkg/train.py"),
+    ({"helpers.py": SPLIT, "train.py": TRAIN.format(import_line="from helpers import split as split")}, "train.py"),
+    ({"helpers.py": SPLIT, "train.py": TRAIN.format(import_line="import helpers")
+      .replace("= split(", "= helpers.split(")}, "train.py"),
+    ({"pkg/__init__.py": "", "pkg/utils.py": SPLIT, "pkg/train.py": TRAIN.format(import_line="from . import utils")
+      .replace("= split(", "= utils.split(")}, "pkg/train.py"),
+    ({"pkg/__init__.py": "", "pkg/utils.py": SPLIT, "pkg/train.py": TRAIN.format(import_line="import pkg.utils as U")
+      .replace("= split(", "= U.split(")}, "pkg/train.py"),
+], ids=["relative", "absolute", "parent", "re-export", "script", "module", "from-package-import-module",
+        "import-as"])
+def test_a_def_of_a_neighbouring_module_is_summarised(tmp_path, files, checked):
+    write(tmp_path, files)
+    line = 1 + (tmp_path / checked).read_text().splitlines().index("    train_x.to(device)")
+    assert codes_at(tmp_path / checked) == [(line, "TEN104")]
+
+
+@pytest.mark.parametrize("utils", [
+    None,  # no such module
+    "def split(X, Y):\n    return X, Y\n",  # nothing says they are tensors
+    "import torch\n\ndef split(X, Y):\n    return [X], [Y]\n",  # lists, not tensors
+    "def split(X, Y:\n",  # does not parse
+    "import torch\n\ndef split(X: torch.Tensor, Y: torch.Tensor):\n    return X, Y\n\nsplit = print\n",  # rebound
+    b"\xff\xfe not a source file",
+], ids=["missing", "unknown", "lists", "syntax-error", "rebound", "undecodable"])
+def test_what_a_neighbour_does_not_prove_gives_no_finding(tmp_path, utils):
+    files = {"pkg/__init__.py": "", "pkg/train.py": TRAIN.format(import_line="from .utils import split")}
+    write(tmp_path, files)
+    if isinstance(utils, bytes):
+        (tmp_path / "pkg" / "utils.py").write_bytes(utils)
+    elif utils is not None:
+        (tmp_path / "pkg" / "utils.py").write_text(utils)
+    assert codes_at(tmp_path / "pkg" / "train.py") == []
+
+
+def test_an_absolute_import_of_another_package_is_not_read_from_the_package(tmp_path):
+    """`from utils import split` inside a package means the top-level utils, not the package's own."""
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/utils.py": SPLIT,
+                     "pkg/train.py": TRAIN.format(import_line="from utils import split")})
+    assert codes_at(tmp_path / "pkg" / "train.py") == []
+
+
+def test_an_edited_neighbour_is_read_again(tmp_path):
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/utils.py": "def split(X, Y):\n    return X, Y\n",
+                     "pkg/train.py": TRAIN.format(import_line="from .utils import split")})
+    assert codes_at(tmp_path / "pkg" / "train.py") == []
+    write(tmp_path, {"pkg/utils.py": SPLIT})
+    assert codes_at(tmp_path / "pkg" / "train.py") == [(8, "TEN104")]
+
+
+def test_modules_that_import_each_other_end(tmp_path):
+    cycle = """
+        import torch
+        from .b import g
+
+
+        def f(x):
+            return g(x)
+    """
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/a.py": cycle,
+                     "pkg/b.py": "from .a import f\n\n\ndef g(x):\n    return f(x)\n",
+                     "pkg/train.py": TRAIN.format(import_line="from .a import f as split")})
+    assert codes_at(tmp_path / "pkg" / "train.py") == []
+
+
+def test_check_flake8_and_stdin_agree(tmp_path):
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/utils.py": SPLIT,
+                     "pkg/train.py": TRAIN.format(import_line="from .utils import split")})
+    check = run_cli("check", "-q", "pkg", cwd=tmp_path)
+    assert reported(check.stdout) == [("pkg/train.py", "8:5", "TEN104")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "TEN", "pkg/train.py"], cwd=tmp_path,
+                            env=env, capture_output=True, text=True)
+    assert reported(flake8.stdout) == [("pkg/train.py", "8:5", "TEN104")]
+    source = (tmp_path / "pkg" / "train.py").read_text()
+    named = subprocess.run([sys.executable, "-m", "flake8", "--select", "TEN", "--stdin-display-name",
+                            "pkg/train.py", "-"], cwd=tmp_path, env=env, capture_output=True, text=True, input=source)
+    assert reported(named.stdout) == [("pkg/train.py", "8:5", "TEN104")]
+    unnamed = subprocess.run([sys.executable, "-m", "flake8", "--select", "TEN", "-"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, input=source)
+    assert unnamed.returncode == 0 and unnamed.stdout == ""

@@ -72,6 +72,52 @@ def test_numbers_and_detached_values_are_fine(line):
     assert not [f for f in findings(LOOP.format(line=line)) if f.code == "TEN401"]
 
 
+BACKWARD_THROUGH_AN_ELEMENT = """
+import torch
+
+def optimize(params, loss_function, steps):
+    optimizer = torch.optim.Adam(params)
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        losses.append(loss_function(*params))
+        losses[-1].backward(retain_graph=True)
+        optimizer.step()
+    return losses
+"""
+
+
+def test_backward_through_one_element_keeps_the_others_and_has_no_fix():
+    """The backward proves what is appended requires grad; detaching it would break that backward."""
+    (finding,) = findings(BACKWARD_THROUGH_AN_ELEMENT)
+    assert (finding.code, finding.line, finding.fix) == ("TEN401", 9, None)
+    assert "backward() on the loss itself" in finding.message
+
+
+def test_backward_through_one_element_keeps_every_graph_at_runtime():
+    """With real torch: every kept element holds its graph; the message's rewrite keeps none."""
+    import torch
+
+    space: dict = {}
+    exec(BACKWARD_THROUGH_AN_ELEMENT, space)
+    w = torch.ones(3, requires_grad=True)
+    losses = space["optimize"]([w], lambda p: (p * 2).sum(), 4)
+    assert len(losses) == 4 and all(loss.grad_fn is not None for loss in losses)
+    rewritten = BACKWARD_THROUGH_AN_ELEMENT.replace(
+        "losses.append(loss_function(*params))\n        losses[-1].backward(retain_graph=True)",
+        "loss = loss_function(*params)\n        loss.backward()\n        losses.append(loss.detach())")
+    assert rewritten != BACKWARD_THROUGH_AN_ELEMENT and findings(rewritten) == []
+    exec(rewritten, space)
+    assert all(loss.grad_fn is None for loss in space["optimize"]([w], lambda p: (p * 2).sum(), 4))
+
+
+@pytest.mark.parametrize("backward", ["torch.stack(losses).sum().backward()", "losses[i].backward()",
+                                      "sum(losses).backward()"])
+def test_backward_through_the_whole_list_or_a_chosen_element_is_not_reported(backward):
+    source = BACKWARD_THROUGH_AN_ELEMENT.replace("losses[-1].backward(retain_graph=True)", backward)
+    assert findings(source.replace("for _ in", "for i in")) == []
+
+
 def test_a_periodic_reset_silences_the_rule():
     source = LOOP.format(line="total += loss\n        if total > 10:\n            total = 0.0")
     assert not [f for f in findings(source) if f.code == "TEN401"]

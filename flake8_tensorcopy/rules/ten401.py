@@ -18,7 +18,9 @@ still grows with every step. Memory grows with the number of steps until the acc
 Not flagged: `loss.item()`, `float(loss)` and helpers whose returns are numbers; `loss.detach()`;
 accumulators reset inside the loop; accumulators that are backpropagated (`total_loss.backward()`,
 `torch.stack(losses).sum().backward()`) or returned from a loop that does not itself call `backward()`
-(a loss built over several pieces); code under `torch.no_grad()`. `history.append(loss.clone())` is
+(a loss built over several pieces); code under `torch.no_grad()`. A backward through one element
+(`losses.append(loss)` then `losses[-1].backward()`) leaves every other element's graph alive: that is
+reported, and the element is known to be attached because it is backpropagated. `history.append(loss.clone())` is
 TEN203's finding (a kept clone), not this rule's.
 
 ## Example
@@ -50,7 +52,9 @@ Unsafe: the fix appends `.item()` to the accumulated value when the accumulator 
 no code of the function uses it as a tensor (`epoch_loss.item()` later), and `.detach()` otherwise
 (lists, dicts, tensor accumulators). `.item()` raises on a tensor with more
 than one element, and either form stops gradients through the accumulator, which code that does
-backpropagate through it in a way this rule cannot see would depend on.
+backpropagate through it in a way this rule cannot see would depend on. No fix when the loop
+backpropagates an element of the list (`losses[-1].backward()`): detaching what is appended would break
+that backward.
 
 ## Known problems
 The training loop, attachment and reset are judged inside one function: an accumulator filled in a
@@ -69,6 +73,7 @@ in the same file shows it.
 from __future__ import annotations
 
 import ast
+from typing import Optional
 
 from ..analysis import api, names
 from ..analysis.facts import Bind, dotted, pos_of
@@ -114,14 +119,17 @@ def check(node, ctx):
     loop = _outlived_training_loop(key, acc, ctx)
     if loop is None or _flows_into_loss(key, loop, ctx):
         return
-    attached = [v for v in _elements(values[0]) if _carries_graph(v, ctx)]
+    backpropagated = key in _backpropagated_elements(ctx) and isinstance(node, ast.Expr)
+    attached = [v for v in _elements(values[0]) if backpropagated or _carries_graph(v, ctx)]
     if not attached:
         return
     numeric = isinstance(node, ast.AugAssign) and _starts_numeric(key, acc, ctx) and not _used_as_tensor(key, ctx)
     suffix = ".item()" if numeric else ".detach()"
-    fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + suffix) for v in attached), FIX)
     shown = ctx.text(attached[0])
     use = f"{as_receiver(shown, attached[0])}{suffix}" + (" (a number)" if numeric else " (no graph)")
+    fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + suffix) for v in attached), FIX)
+    if backpropagated:  # `losses[-1].backward()` needs the graph the fix would drop: call it on the loss itself
+        fix, use = None, f"{use} and call backward() on the loss itself, not on {ctx.text(acc)}[-1]"
     yield ctx.finding(node, fix, value=shown, acc=ctx.text(acc), use=use)
 
 
@@ -340,7 +348,7 @@ def _loss_keys(ctx) -> frozenset:
     for n in ast.walk(root):
         if isinstance(n, ast.Call):
             if isinstance(n.func, ast.Attribute) and n.func.attr == "backward":
-                keys |= _keys_in(n.func.value)
+                keys |= _keys_in(n.func.value) if _element_of(n.func.value) is None else set()
                 for a in list(n.args) + [k.value for k in n.keywords]:
                     keys |= _keys_in(a)
             elif facts.qualname(n.func) in GRAD_CALLS:
@@ -359,6 +367,28 @@ def _loss_keys(ctx) -> frozenset:
     result = frozenset(keys)
     facts.memo[memo_key] = result
     return result
+
+
+def _element_of(expr) -> Optional[str]:
+    """The list whose one element `expr` is: 'losses' for `losses[-1]` (a constant index)."""
+    if isinstance(expr, ast.Subscript):
+        index = expr.slice.operand if isinstance(expr.slice, ast.UnaryOp) else expr.slice
+        if isinstance(index, ast.Constant) and type(index.value) is int:
+            return dotted(expr.value)
+    return None
+
+
+def _backpropagated_elements(ctx) -> frozenset:
+    """Lists an element of which is backpropagated (`losses[-1].backward()`): what they hold requires grad,
+    and backward through one element leaves the others' graphs alive."""
+    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    return ctx.facts.index(_element_backwards, root)
+
+
+def _element_backwards(facts, root) -> frozenset:
+    return frozenset(key for n in ast.walk(root)
+                     if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
+                     for key in [_element_of(n.func.value)] if key)
 
 
 def _keys_in(expr) -> set:

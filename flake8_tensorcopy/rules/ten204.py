@@ -4,7 +4,9 @@
 Flags `torch.tensor(t)`, `base.new_tensor(t)` and the legacy constructors `torch.Tensor(t)`,
 `torch.FloatTensor(t)` (and the other `torch.*Tensor` types) when the file gives real evidence that `t`
 is a tensor: it was built by a torch factory or function (through names, methods, indexing and
-arithmetic), or is a variable annotated `torch.Tensor`. Quiet inside `isinstance(t, torch.Tensor)` /
+arithmetic), or is a variable annotated `torch.Tensor`; for `base.new_tensor(t)`, also when `t` is
+computed elementwise from `base` itself (`ids.new_tensor(ids != pad)`: calling `new_tensor` on `ids`
+proves it a tensor, so the comparison is one too). Quiet inside `isinstance(t, torch.Tensor)` /
 `torch.is_tensor(t)` branches and any branch that tests the argument's type (there the call is the
 intended conversion of one input type), on NumPy arrays, lists and scalars, and when the argument is only
 known through a method name, a function parameter's annotation or a `.weight` attribute.
@@ -93,9 +95,10 @@ def check(node: ast.Call, ctx):
         call, why, make_fix = "new_tensor()", WHY_COPY, _new_tensor_fix
     else:
         return
-    if not _real_tensor(arg, ctx):
+    from_base = call == "new_tensor()" and _computed_from(arg, node.func.value)
+    if not (from_base or _real_tensor(arg, ctx)):
         return
-    fix = None if _from_callers(arg, ctx) else make_fix(node, arg, ctx)
+    fix = None if not from_base and _from_callers(arg, ctx) else make_fix(node, arg, ctx)
     use = fix.edits[0].text if fix is not None and fix.safety is FixSafety.SAFE else _detached_clone(arg, ctx)
     yield ctx.finding(node, fix, call=call, arg=one_line(ctx.text(arg)), why=why, use=one_line(use))
 
@@ -107,6 +110,24 @@ def _real_tensor(arg: ast.expr, ctx) -> bool:
     if key and type_tested(key, ctx):
         return False  # `if isinstance(x, (list, tuple)): x = torch.tensor(x)`: a conversion on purpose
     return _built_tensor(arg, ctx, ctx.pos, 0)
+
+
+def _computed_from(arg: ast.expr, base: ast.expr) -> bool:
+    """`x.new_tensor(x != pad)`, `x.new_tensor(x[mask] * 2)`: the argument is computed elementwise from the
+    receiver, which calling `new_tensor` on proves a tensor; so the argument is one too."""
+    key = dotted(base)
+    while key is not None:
+        if dotted(arg) == key:
+            return True
+        if isinstance(arg, ast.Compare) and len(arg.comparators) == 1:
+            arg = arg.left if _computed_from(arg.left, base) else arg.comparators[0]
+        elif isinstance(arg, ast.BinOp):
+            return _computed_from(arg.left, base) or _computed_from(arg.right, base)
+        elif isinstance(arg, (ast.UnaryOp, ast.Subscript)):
+            arg = arg.operand if isinstance(arg, ast.UnaryOp) else arg.value
+        else:
+            return False
+    return False
 
 
 def _from_callers(arg: ast.expr, ctx) -> bool:

@@ -13,7 +13,7 @@ import builtins
 from collections import Counter
 from typing import Optional, Sequence
 
-from .analysis import api, evidence
+from .analysis import api, builtins_api, evidence
 from .analysis.facts import FileFacts
 from .context import Context
 
@@ -25,8 +25,6 @@ NDARRAY_METHODS = frozenset(
     diagonal dot dump dumps fill flatten getfield item max mean min nonzero partition prod ptp put ravel repeat
     reshape resize round searchsorted setfield setflags sort squeeze std sum swapaxes take tobytes tofile
     tolist tostring trace transpose var view""".split())
-SCALAR_BUILTINS = frozenset("len int float bool str repr id hash ord chr format isinstance hasattr callable".split())
-CONTAINER_BUILTINS = frozenset("list dict tuple set frozenset sorted range enumerate zip".split())
 PYTHON_RESULTS = frozenset(("int", "bool", "float", "number", "none"))
 WHAT = {evidence.SCALAR: "a Python number or string", evidence.CONTAINER: "a dict, list, tuple or set",
         evidence.STATE_DICT: "a state_dict (a dict)", evidence.MODULE: "a module",
@@ -58,9 +56,9 @@ def what_it_is(expr: ast.expr, ctx: Context) -> tuple[Optional[str], str]:
     """(kind, description) of a receiver, or (None, '') when it may be a tensor."""
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and not _rebound(expr.func.id, ctx):
         name = expr.func.id
-        if name in SCALAR_BUILTINS:
+        if builtins_api.gives_value(name):
             return evidence.SCALAR, f"the result of {name}()"
-        if name in CONTAINER_BUILTINS:
+        if name in builtins_api.CONTAINER_BUILTINS:
             return evidence.CONTAINER, f"the result of {name}()"
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
         op = api.method(expr.func.attr)

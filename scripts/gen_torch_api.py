@@ -9,8 +9,12 @@ Development time only: the linter reads the generated data and never imports tor
 2. the operator schemas (`torch._C._jit_get_all_schemas()`): `Tensor(a!) self` mutates its receiver,
    `-> Tensor(a)` may alias it; torchgen's VIEW_FUNCTIONS and RETURNS_VIEWS_OF_INPUT: always a view;
 3. probes of real torch where declarations are silent: does the result keep `grad_fn` when the input
-   is attached (a float64 tensor that requires grad)? Does a Module method return the module itself?
-4. OVERLAY below: what none of these can say (reviewed by hand, each line with its reason).
+   is attached (a float64 tensor that requires grad)? Does a Module method return the module itself? Does
+   a Tensor method return the tensor itself when it already is what is asked (a conversion: `x.float()`)?
+   Which attributes hold the graph (`x.T`, `x.grad_fn`) and which may code set (`x.requires_grad`)?
+4. dir() of the types PyTorch code also calls methods on (builtins, ndarray, Module, Optimizer) and of
+   numpy: the Tensor methods none of them has tell a tensor receiver;
+5. OVERLAY below: what none of these can say (reviewed by hand, each line with its reason).
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,6 +47,9 @@ OVERLAY_METHODS = {
     "item": ("number", "fresh", False, "drops"),
     "cpu": ("tensor", "alias", False, "keeps"),  # the tensor itself when already on the CPU
     "cuda": ("tensor", "alias", False, "keeps"),  # the tensor itself when already on that GPU
+    "xpu": ("tensor", "alias", False, "keeps"),  # likewise for the other devices
+    "ipu": ("tensor", "alias", False, "keeps"),
+    "mtia": ("tensor", "alias", False, "keeps"),
     "backward": ("none", "fresh", False, "drops"),
     "register_hook": ("other", "fresh", False, "drops"),
     "share_memory_": ("tensor", "self", True, "keeps"),
@@ -50,6 +58,8 @@ OVERLAY_METHODS = {
 LEGACY_CONSTRUCTORS = sorted({f"torch.{n}" for n in dir(torch) if n.endswith("Tensor") and n[0].isupper()
                               and callable(getattr(torch, n))}
                              | {"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+# Tensor methods that return the tensor itself when it is already there, but cannot be probed without the device.
+OVERLAY_RETURNS_RECEIVER = {"cuda", "xpu", "ipu", "mtia"}
 # Module methods that return the module but cannot be probed without a device or an argument.
 OVERLAY_MODULE_SELF = {"cuda", "xpu", "ipu", "mtia", "apply", "type", "to_empty"}
 OVERLAY_FUNCTIONS = {
@@ -193,6 +203,84 @@ def probe(call) -> str:
     return "keeps" if "keeps" in seen else seen.pop() if seen else ""
 
 
+DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64, torch.complex128,
+          torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool)
+
+
+def returns_receiver(name: str) -> bool:
+    """The method returns the tensor itself when it already is what is asked (`x.float()` of a float tensor,
+    `x.to(x.device)`, `x.contiguous()` of a contiguous one): a conversion, which never changes its receiver."""
+    if name.endswith("_"):
+        return False  # in place: returns the receiver it changed
+    patterns = [lambda x: (), lambda x: (x.dtype,), lambda x: (x.device,), lambda x: (x,), lambda x: (x.type(),),
+                lambda x: (x.shape,), lambda x: (x.layout,)]
+    for dtype in DTYPES:
+        for args in patterns:
+            x = torch.ones(3, dtype=dtype)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    if getattr(x, name)(*args(x)) is x:
+                        return True
+            except Exception:  # noqa: BLE001 - a pattern that does not fit this method
+                continue
+    return False
+
+
+def attribute_entry(name: str, declared: dict[str, set[str]]) -> tuple:
+    """(returns, grad, settable) of a Tensor attribute: what the stub declares it holds (None left out: an
+    attribute that may be unset), whether its value on an attached tensor holds the graph (an attached
+    tensor, or the graph node `grad_fn`), and whether `t.name = t.name` is allowed."""
+    kinds = declared.get(name, set()) - {"none"}
+    returns = join(kinds) if kinds else "other"
+    leaf = torch.arange(1.0, 10.0, dtype=torch.float64).reshape(3, 3).requires_grad_()
+    (leaf * leaf).sum().backward()  # leaf.grad is set
+    keeps = False
+    for x in (attached_input(), attached_input().to(torch.complex128), leaf):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                value = getattr(x, name)
+        except Exception:  # noqa: BLE001 - imag of a real tensor
+            continue
+        keeps |= (isinstance(value, torch.Tensor) and value.grad_fn is not None) or isinstance(
+            value, torch.autograd.graph.Node)
+    plain = torch.zeros(3, requires_grad=True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            setattr(plain, name, getattr(plain, name))
+        settable = True
+    except Exception:  # noqa: BLE001 - read-only
+        settable = False
+    return (returns, "keeps" if keeps else "drops", settable)
+
+
+def attributes() -> dict[str, tuple]:
+    """The Tensor's public data attributes (`shape`, `grad`, `T`, ...), by name."""
+    path = TORCH / "_C" / "__init__.pyi"
+    cls = next(n for n in ast.parse(path.read_text()).body if isinstance(n, ast.ClassDef) and n.name == "TensorBase")
+    declared: dict[str, set[str]] = {}
+    for node in cls.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and not node.target.id.startswith("_"):
+            declared[node.target.id] = {kind_of(p) for p in top_level_split(ast.unparse(node.annotation))}
+    return {name: attribute_entry(name, declared) for name in sorted(dir(torch.Tensor))
+            if not name.startswith("_") and inspect.isdatadescriptor(inspect.getattr_static(torch.Tensor, name))}
+
+
+# Types whose values PyTorch code also calls methods on: a Tensor method none of them has tells a tensor.
+OTHER_TYPES = (object, int, float, complex, bool, str, bytes, list, tuple, dict, set, frozenset, numpy.ndarray,
+               torch.nn.Module, torch.optim.Optimizer)
+
+
+def tensor_only(names) -> list[str]:
+    """Tensor method names that no type of OTHER_TYPES has and numpy does not spell as a function (`unsqueeze`,
+    `detach`; not `view`, an ndarray method, nor `requires_grad_` or `float`, Module methods, nor `moveaxis`
+    or `exp`, which array-API namespaces call as functions: `xp.moveaxis(a, 0, 1)`)."""
+    others = {n for t in OTHER_TYPES for n in dir(t)} | set(dir(numpy))
+    return sorted(set(names) - others)
+
+
 def module_returns_self(name: str) -> bool:
     if name == "compile":  # torch.compile: slow, and returns None
         return False
@@ -206,22 +294,23 @@ def module_returns_self(name: str) -> bool:
 
 
 # ---- assembling ---------------------------------------------------------------------------------------
-def entry(name: str, returns: str, sch: dict, views: set, may_view: set, grad: str) -> tuple:
+def entry(name: str, returns: str, sch: dict, views: set, may_view: set, grad: str, same=frozenset()) -> tuple:
+    """`same`: the methods that may return their receiver itself (returns_receiver)."""
     info = sch.get(name, {"mutates": False, "alias": False})
-    if returns not in TENSORS:
+    if returns not in TENSORS + ("mixed",):
         return (returns, "fresh", info["mutates"], "drops")
     if info["mutates"]:
         alias = "self"
     elif name in views or (name in may_view and name not in MAY_COPY):
         alias = "view"
-    elif info["alias"] or name in may_view:
+    elif info["alias"] or name in may_view or name in same:
         alias = "alias"
     else:
         alias = "fresh"
     return (returns, alias, info["mutates"], grad)
 
 
-def methods(sch: dict, views: set, may_view: set) -> dict[str, tuple]:
+def methods(sch: dict, views: set, may_view: set, same: frozenset) -> dict[str, tuple]:
     declared = stub_returns(TORCH / "_C" / "__init__.pyi", "TensorBase")
     out = {}
     for name in sorted(n for n in dir(torch.Tensor) if not n.startswith("_")):
@@ -229,9 +318,12 @@ def methods(sch: dict, views: set, may_view: set) -> dict[str, tuple]:
         if not callable(fn) or isinstance(fn, type):
             continue
         kinds = declared.get(name) or ({python_returns(fn)} - {None})
-        returns = join(kinds) if kinds else ("tensor" if name in sch else "other")
-        grad = probe(lambda x, *a, _n=name: getattr(x, _n)(*a)) if returns in TENSORS else "drops"
-        out[name] = entry(name, returns, sch, views, may_view, grad)
+        returns = join(kinds) if kinds else None
+        grad = probe(lambda x, *a, _n=name: getattr(x, _n)(*a)) if returns in TENSORS + ("mixed", "other", None) \
+            else "drops"
+        if returns in ("other", None):  # declared nowhere or as Any (`unique`, `as_subclass`): probed
+            returns = "tensor" if grad or (returns is None and name in sch) else "other"
+        out[name] = entry(name, returns, sch, views, may_view, grad, same)
     out.update(OVERLAY_METHODS)
     return out
 
@@ -291,6 +383,8 @@ def render() -> str:
     torch.manual_seed(0)
     sch = schemas()
     views, may_view = view_functions()
+    public = sorted(n for n in dir(torch.Tensor) if not n.startswith("_") and callable(getattr(torch.Tensor, n)))
+    same = frozenset(n for n in public if returns_receiver(n)) | OVERLAY_RETURNS_RECEIVER
     rows = ['"""The analysis\'s model of torch\'s API. GENERATED by scripts/gen_torch_api.py from torch '
             f'{torch.__version__.split("+")[0]}: do not edit.',
             "",
@@ -299,14 +393,26 @@ def render() -> str:
             "(always shares the input's",
             "storage), 'alias' (may be the input itself or a view), 'self' (in place, returns the receiver) or",
             "'fresh'; mutates is True when the call writes its receiver; grad is 'keeps' when the result of an",
-            "attached input is attached, 'drops' when it never is, '' when no probe ran.",
+            "attached input is attached, 'drops' when it never is, '' when no probe ran ('mixed': a tensor or not,",
+            "by the arguments, as `x.type()` and `x.type(dtype)`, is probed too).",
             '"""',
             f'TORCH_VERSION = "{torch.__version__.split("+")[0]}"',
             "",
             "# Tensor methods, by name.",
             "METHODS = {"]
-    rows += [f"    {name!r}: {value!r}," for name, value in sorted(methods(sch, views, may_view).items())]
-    rows += ["}", "", "# Functions, by qualified name (" + ", ".join(NAMESPACES) + ").", "FUNCTIONS = {"]
+    rows += [f"    {name!r}: {value!r}," for name, value in sorted(methods(sch, views, may_view, same).items())]
+    rows += ["}", "", "# Tensor attributes, by name: (returns, grad, settable); grad is 'keeps' when the attribute of an",
+             "# attached tensor holds its graph (`x.T`, `x.grad_fn`), settable when `t.name = value` is allowed.",
+             "ATTRIBUTES = {"]
+    rows += [f"    {name!r}: {value!r}," for name, value in attributes().items()]
+    rows += ["}", "", "# Conversions: Tensor methods that return the tensor itself when it already has the asked dtype,",
+             "# device or layout (`x.float()` of a float tensor); never in place.", "CONVERSIONS = frozenset({"]
+    rows += [f"    {name!r}," for name in sorted(same)]
+    rows += ["})", "", "# Tensor methods that no Python builtin type, numpy.ndarray, nn.Module or Optimizer has, and that",
+             "# numpy does not spell as a function.",
+             "TENSOR_ONLY_METHODS = frozenset({"]
+    rows += [f"    {name!r}," for name in tensor_only(public)]
+    rows += ["})", "", "# Functions, by qualified name (" + ", ".join(NAMESPACES) + ").", "FUNCTIONS = {"]
     rows += [f"    {name!r}: {value!r}," for name, value in sorted(functions(sch, views, may_view).items())]
     rows += ["}", "", "# nn.Module subclasses that torch.nn exports.", "MODULE_CLASSES = frozenset({"]
     rows += [f"    {name!r}," for name in classes((torch.nn.Module, "torch.nn"))]

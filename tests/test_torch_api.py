@@ -51,3 +51,35 @@ def test_functions_classes_and_module_methods():
     assert api.module_returns_self("to") and api.module_returns_self("eval") and not api.module_returns_self("forward")
     # classes that build tensors: the legacy constructors and Variable (probed like functions)
     assert api.function("torch.LongTensor").gives_tensor and api.function("torch.autograd.Variable").gives_tensor
+
+
+@pytest.mark.parametrize("name, returns, holds_graph, settable", [
+    ("T", "tensor", True, False),
+    ("real", "tensor", True, False),
+    ("data", "tensor", False, True),  # shares storage, never the graph
+    ("grad", "tensor", False, True),
+    ("grad_fn", "other", True, False),  # the graph's node itself
+    ("shape", "other", False, False),
+    ("requires_grad", "bool", False, True),
+    ("retains_grad", "bool", False, False),  # read-only: x.retain_grad() sets it
+])
+def test_attributes(name, returns, holds_graph, settable):
+    attr = api.attribute(name)
+    assert (attr.returns, attr.holds_graph, attr.settable) == (returns, holds_graph, settable)
+    assert api.attribute("names") is None and api.attribute("weight") is None  # named tensors are gone in 2.13
+
+
+def test_conversions_tensor_only_methods_and_graph_free_methods():
+    for name in ("to", "cpu", "cuda", "float", "long", "contiguous", "type", "type_as"):
+        assert api.is_conversion(name), name
+    for name in ("detach", "clone", "reshape", "view", "float_", "requires_grad_"):
+        assert not api.is_conversion(name), name
+    assert api.tensor_only("unsqueeze") and api.tensor_only("detach") and api.tensor_only("new_zeros")
+    # an ndarray has view and sum, a Module has to, float and requires_grad_, a set has add
+    for name in ("view", "sum", "to", "float", "requires_grad_", "add", "no_such_method"):
+        assert not api.tensor_only(name), name
+    for name in ("item", "tolist", "numpy", "detach", "size", "dim", "argmax", "eq", "long", "nonzero"):
+        assert api.drops_graph(name), name
+    # x.type(dtype) is a tensor with the graph (ToCopyBackward0), x.type() a string: probed, not dropped
+    for name in ("type", "float", "round", "unique", "sort", "no_such_method"):
+        assert not api.drops_graph(name), name

@@ -6,6 +6,7 @@ from typing import NamedTuple, Optional
 from . import torch_api
 
 TENSOR_RESULTS = frozenset({"tensor", "tensor|tensors"})
+CONVERSIONS = torch_api.CONVERSIONS  # see is_conversion
 
 
 class Op(NamedTuple):
@@ -22,11 +23,56 @@ class Op(NamedTuple):
     def keeps_grad(self) -> bool:
         return self.gives_tensor and self.grad != "drops"
 
+    @property
+    def holds_graph(self) -> bool:
+        """The result of an attached input may hold its graph: a tensor or tensors (`x.chunk(2)`) not known to
+        drop it, or a result that is a tensor for some arguments only (`x.type(dtype)`) seen to keep it."""
+        if self.returns in TENSOR_RESULTS or self.returns == "tensors":
+            return self.grad != "drops"
+        return self.returns == "mixed" and self.grad == "keeps"
+
+
+class Attribute(NamedTuple):
+    returns: str  # 'tensor', 'bool', 'int', 'other'
+    grad: str  # 'keeps' when the attribute of an attached tensor holds its graph (`x.T`, `x.grad_fn`)
+    settable: bool  # `t.name = value` is allowed (`data`, `grad`, `requires_grad`)
+
+    @property
+    def gives_tensor(self) -> bool:
+        return self.returns == "tensor"
+
+    @property
+    def holds_graph(self) -> bool:
+        return self.grad == "keeps"
+
 
 def method(name: str) -> Optional[Op]:
     """The Tensor method `name`, or None when torch has no such method."""
     entry = torch_api.METHODS.get(name)
     return Op(*entry) if entry else None
+
+
+def drops_graph(name: str) -> bool:
+    """`x.item()`, `x.detach()`, `x.argmax()`, `x.size()`: a Tensor method whose result never holds the graph."""
+    op = method(name)
+    return op is not None and not op.holds_graph
+
+
+def attribute(name: str) -> Optional[Attribute]:
+    """The Tensor attribute `name` (`shape`, `grad`, `T`), or None when a tensor has no such attribute."""
+    entry = torch_api.ATTRIBUTES.get(name)
+    return Attribute(*entry) if entry else None
+
+
+def is_conversion(name: str) -> bool:
+    """`x.float()`, `x.to(...)`, `x.contiguous()`: returns the tensor itself or a converted copy, never in place."""
+    return name in torch_api.CONVERSIONS
+
+
+def tensor_only(name: str) -> bool:
+    """A Tensor method that no Python builtin type, ndarray, Module or Optimizer has and numpy does not spell as a
+    function (`xp.moveaxis(...)`): its receiver is a tensor."""
+    return name in torch_api.TENSOR_ONLY_METHODS
 
 
 def function(qualname: Optional[str]) -> Optional[Op]:

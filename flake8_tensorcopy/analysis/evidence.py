@@ -23,13 +23,9 @@ MODULE, STATE_DICT, NDARRAY, OPTIMIZER, CONTAINER, SCALAR, BATCH = (
 TENSORISH = frozenset({TENSOR, LIKELY_TENSOR, PARAM})
 SURE_TENSOR = frozenset({TENSOR, PARAM})
 
-# Methods that, whatever the receiver was, mean it is a tensor in PyTorch code.
-TENSOR_ONLY_METHODS = frozenset(
-    """detach requires_grad_ new_zeros new_ones new_full new_empty new_tensor unsqueeze masked_fill
-    masked_fill_ softmax log_softmax index_select view_as expand_as type_as numel nelement
-    data_ptr untyped_storage is_contiguous contiguous""".split()
-)
-LIKELY_TENSOR_METHODS = frozenset({"clone", "detach", "detach_"})
+# Tensor-only methods (api.tensor_only) whose names other libraries' objects share (a git repository's clone):
+# they make the receiver likely a tensor, not a proven one.
+LIKELY_TENSOR_METHODS = frozenset({"clone", "detach_"})
 REGISTERS = frozenset({"register_modules", "add_module", "register_module"})
 MAX_DEPTH = 100  # a guard for the interpreter's stack; answers are memoised, so cost stays polynomial
 
@@ -75,7 +71,8 @@ def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[st
             return PARAM
         if attr == "grad":
             return TENSOR
-        if attr in ("data", "T", "mT", "H", "real", "imag"):
+        held = api.attribute(attr)
+        if held is not None and held.gives_tensor:  # x.data, x.T, x.real
             inner = kind(expr.value, ctx, pos, depth + 1)
             return TENSOR if inner in TENSORISH else None
         dotted_key = dotted(expr)
@@ -252,11 +249,13 @@ def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]
             return MODULE if api.module_returns_self(method) else None
         if recv == NDARRAY:
             return NDARRAY
-        if recv not in TENSORISH:  # the method says what the receiver is; the API says what it returns
-            if method in TENSOR_ONLY_METHODS:
-                recv = TENSOR
-            elif method in LIKELY_TENSOR_METHODS:
+        if recv not in TENSORISH and q is None and not _imported(func.value, ctx, pos):
+            # the method tells a tensor receiver (an imported module's function does not: `L.permute(...)`);
+            # the API says what it returns
+            if method in LIKELY_TENSOR_METHODS:
                 recv = LIKELY_TENSOR
+            elif api.tensor_only(method):
+                recv = TENSOR
         if recv in TENSORISH:
             op = api.method(method)
             return _result_kind(op, TENSOR if recv in SURE_TENSOR else LIKELY_TENSOR) if op else None
@@ -272,6 +271,11 @@ def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]
     if callee is not None:
         return summaries.returned(callee, ctx, None, kind, depth + 1)
     return None
+
+
+def _imported(expr: ast.AST, ctx: "Context", pos) -> bool:
+    """`L` of `from .. import lowering as L`: a name an import binds."""
+    return isinstance(expr, ast.Name) and any(b.kind == Bind.IMPORT for b in _reaching(expr.id, ctx, pos))
 
 
 def self_attribute_kind(attr: str, ctx: "Context") -> Optional[str]:
@@ -427,9 +431,9 @@ def attached(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> bool:
     if isinstance(expr, ast.Attribute):
         if expr.attr in ("weight", "bias"):
             return True
-        if expr.attr in ("grad", "data", "shape", "device", "dtype"):
-            return False
-        return attached(expr.value, ctx, pos, depth + 1) and expr.attr in ("T", "mT", "real", "imag")
+        held = api.attribute(expr.attr)  # x.T keeps the graph; x.grad, x.data, x.shape do not
+        return held is not None and held.gives_tensor and held.holds_graph and attached(expr.value, ctx, pos,
+                                                                                        depth + 1)
     if isinstance(expr, ast.Subscript):
         return attached(expr.value, ctx, pos, depth + 1)
     if isinstance(expr, ast.BinOp):

@@ -3,9 +3,10 @@
 ## What it does
 Flags an expression statement whose value is thrown away: `x.detach()`, `x.clone()`,
 `x.detach().clone()`, `copy.deepcopy(t)` of a tensor (TEN201 reports deepcopy whose copy is kept),
-and, on a tensor, `x.to(...)`, `x.cpu()`, `x.cuda()`,
-`x.float()` / `.half()` / `.double()` / `.bfloat16()` / `.long()` / `.int()` / `.bool()` /
-`.contiguous()` (and chains of these), where `x` is a named object (`x`, `self.h`, `batch[0]`).
+and, on a tensor, a conversion: a method that returns the tensor itself when it already is what is
+asked (`x.to(...)`, `x.cpu()`, `x.cuda()`, `x.float()` / `.half()` / `.long()` / `.bool()` / ...,
+`x.type(...)`, `x.contiguous()`; the list is probed from torch), and chains of these, where `x` is a
+named object (`x`, `self.h`, `batch[0]`).
 
 ## Why is this bad?
 Tensor methods return a new tensor (or the same one, unchanged); none of them changes `x`. The line
@@ -54,7 +55,7 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis import names
+from ..analysis import api, names
 from ..analysis.aliasing import named
 from ..context import type_tested
 from ..analysis.evidence import MODULE, NDARRAY, OPTIMIZER, PARAM, STATE_DICT, TENSORISH
@@ -66,17 +67,14 @@ NAME = "copy-result-discarded"
 MESSAGE = "result of {call} is discarded: the call returns its result and leaves '{source}' unchanged; {advice}"
 FIX = FixSafety.UNSAFE
 # A line that starts with `name(.attr)*([...])*.method(` or `deepcopy(`: bare calls only.
-TRIGGER = Trigger(r"\.(?:detach|clone|to|cpu|cuda|float|half|double|bfloat16|long|int|bool|contiguous)\(",
+COPY_METHODS = frozenset({"detach", "clone"})
+TRIGGER = Trigger(r"\.(?:" + "|".join(sorted(COPY_METHODS | api.CONVERSIONS)) + r")\(",
                   r"deepcopy\(", line_start=r"[ \t]*[\w.]*(?:\[[^\]\n]*\])*")
 NODES = (ast.Expr,)
 CLAIM = ("x.detach(), x.clone(), x.to(torch.float64), x.double(), x.float() and copy.deepcopy(x) as "
          "statements leave x unchanged (same object, dtype, requires_grad and grad_fn); x = x.to(...) "
          "rebinds x to the converted tensor.")
-COPY_METHODS = frozenset({"detach", "clone"})
-CONVERSIONS = frozenset({"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "long", "int", "bool",
-                         "contiguous"})
 NOT_TENSOR = frozenset({MODULE, NDARRAY, OPTIMIZER, STATE_DICT})
-TENSOR_ATTRIBUTES = frozenset({"data", "grad", "requires_grad", "retains_grad", "names"})
 RAISES_CONTEXTS = ("raises", "assertRaises", "assertRaisesRegex", "assert_raises", "assertWarns", "warns")
 
 
@@ -148,7 +146,7 @@ def _chain(call: ast.Call):
         attr = expr.func.attr
         if attr in COPY_METHODS and (expr.args or any(k.arg != "memory_format" for k in expr.keywords)):
             return [], None  # not the tensor method (git clone, a custom detach(...))
-        if attr not in COPY_METHODS and attr not in CONVERSIONS:
+        if attr not in COPY_METHODS and not api.is_conversion(attr):
             return [], None
         methods.append(attr)
         expr = expr.func.value
@@ -194,9 +192,15 @@ def _objects(facts, body) -> set:
                 and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
             found.add(n.value.id)
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) \
-                and n.attr not in TENSOR_ATTRIBUTES:
+                and not _tensor_settable(n.attr):
             found.add(n.value.id)
     return found
+
+
+def _tensor_settable(attr: str) -> bool:
+    """`x.requires_grad = False`, `x.data = ...`: an attribute a tensor lets code set."""
+    held = api.attribute(attr)
+    return held is not None and held.settable
 
 
 def _in_raises_block(node, ctx) -> bool:

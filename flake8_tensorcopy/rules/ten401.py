@@ -75,7 +75,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..analysis import api, names
+from ..analysis import api, builtins_api, names
 from ..analysis.facts import Bind, dotted, pos_of
 from ..model import Fix, FixSafety
 from .edits import as_receiver
@@ -95,8 +95,6 @@ CLAIM = ("A graph-attached loss accumulated across a loop keeps every step's gra
          "survive), and after a per-step backward the accumulator's chain of graph nodes grows with every "
          "step; accumulating loss.item() or loss.detach() keeps neither.")
 APPENDERS = {"append": 0, "appendleft": 0, "insert": 1}
-NUMBER_CALLS = frozenset({"float", "int", "round", "len", "bool"})
-GRAPH_FREE_METHODS = frozenset({"item", "tolist", "numpy", "detach", "__len__", "size", "numel", "dim"})
 GRAD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
 
 
@@ -251,9 +249,9 @@ def _graph_free(expr, ctx, depth) -> bool:
         return _graph_free(expr.left, ctx, depth + 1) and _graph_free(expr.right, ctx, depth + 1)
     if isinstance(expr, ast.Call):
         func = expr.func
-        if isinstance(func, ast.Name) and func.id in NUMBER_CALLS and func.id not in ctx.frame.scope.bindings:
+        if isinstance(func, ast.Name) and builtins_api.gives_value(func.id) and func.id not in ctx.frame.scope.bindings:
             return True
-        if isinstance(func, ast.Attribute) and func.attr in GRAPH_FREE_METHODS:
+        if isinstance(func, ast.Attribute) and api.drops_graph(func.attr):
             return True
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
         return bool(name) and _helper_returns_numbers(name, ctx)
@@ -286,8 +284,8 @@ def _plain_number(expr) -> bool:
         return all(_plain_number(v) for v in expr.values)
     if isinstance(expr, ast.Call):
         func = expr.func
-        return (isinstance(func, ast.Name) and func.id in ("float", "int")) or (
-            isinstance(func, ast.Attribute) and func.attr in ("item", "tolist"))
+        return (isinstance(func, ast.Name) and builtins_api.gives_value(func.id)) or (
+            isinstance(func, ast.Attribute) and api.drops_graph(func.attr))
     return False
 
 

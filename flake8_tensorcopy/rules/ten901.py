@@ -83,9 +83,6 @@ CLAIM = ("A tensor computed from a module's parameters and stored on the module 
          "leaves) support the deepcopy protocol'; storing .detach() lets it copy.")
 DEFAULT_ON = False
 HOOK_OUTPUT_ARGS = frozenset({"out", "output", "outputs", "inp", "input", "inputs", "result"})
-GRAPH_FREE = frozenset({"detach", "item", "tolist", "numpy", "size", "dim", "numel", "argmax", "argmin",
-                        "long", "int", "bool", "nonzero", "eq", "ne", "gt", "lt", "ge", "le"})
-NOT_TENSOR_ATTRS = frozenset({"shape", "dtype", "device", "grad", "data", "ndim", "is_cuda", "requires_grad"})
 MAX_DEPTH = 8
 
 
@@ -166,8 +163,8 @@ def _from_graph(expr, ctx, hook, methods, depth) -> bool:
                 return False  # torch.ones_like(out), torch.argmax(out): no graph
             parts = list(expr.args) + [k.value for k in expr.keywords]
             return any(_from_graph(p, ctx, hook, methods, depth + 1) for p in parts)
-        if not isinstance(func, ast.Attribute) or func.attr in GRAPH_FREE or func.attr.startswith("register_"):
-            return False  # helpers of unknown return (parse_shape(out)), handles, numbers
+        if not isinstance(func, ast.Attribute) or api.drops_graph(func.attr) or func.attr.startswith("register_"):
+            return False  # helpers of unknown return (parse_shape(out)), handles, numbers, argmax, detach
         if isinstance(func.value, ast.Name) and func.value.id == "self":
             # a submodule call; a method of a plain (hook-owning) class may return anything
             return (func.attr not in methods and ctx.frame.cls is not None
@@ -183,8 +180,9 @@ def _from_graph(expr, ctx, hook, methods, depth) -> bool:
             return _from_graph(b.value, ctx, hook, methods, depth + 1)
         return False
     if isinstance(expr, ast.Attribute):
-        if expr.attr in NOT_TENSOR_ATTRS:
-            return False
+        attr = api.attribute(expr.attr)
+        if attr is not None and not attr.holds_graph:
+            return False  # x.shape, x.grad, x.data
         if isinstance(expr.value, ast.Name) and expr.value.id == "self":
             return expr.attr in ("weight", "bias")
         return expr.attr in ("weight", "bias") or _from_graph(expr.value, ctx, hook, methods, depth + 1)

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from fixture_tools import FIXTURES
+from flake8_tensorcopy.analysis.facts import children, walk
 from flake8_tensorcopy.engine import analyse, match_lines, partial_tree
 from flake8_tensorcopy.model import Trigger
 from flake8_tensorcopy.partial import parse_partial
@@ -33,6 +34,42 @@ def test_partial_parse_and_skipped_defs_find_what_a_full_walk_finds(path):
     partial = analyse(source, str(path), RULES, tree=tree) if tree is not None else full
     assert positions(analyse(source, str(path), RULES).findings) == positions(full.findings)
     assert positions(partial.findings) == positions(full.findings)
+
+
+EVERY_KIND = """
+import a.b as c
+from . import d
+global g
+async def f(x: int = 1, /, *args, k=2, **kw) -> None:
+    nonlocal h
+    async with m() as (p, *q):
+        async for i in r:
+            y = {**kw, 1: [z async for z in i if z]}
+            print(f"{y!r:>{w}}", *args, key=lambda u: u[1:2, ...])
+    match x:
+        case None | True: pass
+        case [1, *rest] if (n := rest): pass
+        case {"k": v, **more}: pass
+        case Point(x=0, y=as_y) as pt: pass
+    try:
+        del y
+    except* E as e:
+        raise e from None
+@dec(1)
+class C(B, metaclass=M):
+    t: list[int] = []
+"""
+
+
+def test_the_fast_walk_meets_every_node_ast_walk_meets_but_the_expression_contexts():
+    sources = [EVERY_KIND] + [p.read_text() for p in FIXTURE_FILES + sorted(
+        (FIXTURES.parent / "flake8_tensorcopy").rglob("*.py"))]
+    for source in sources:
+        tree = ast.parse(source)
+        assert [id(n) for n in walk(tree)] == [id(n) for n in ast.walk(tree) if not isinstance(n, ast.expr_context)]
+        for node in ast.walk(tree):
+            expected = [c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.expr_context)]
+            assert [id(c) for c in children(node)] == [id(c) for c in expected]
 
 
 def test_the_partial_parse_stubs_cold_defs_keeps_hot_classes_whole_and_keeps_line_numbers():

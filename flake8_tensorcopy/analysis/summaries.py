@@ -15,7 +15,7 @@ import copy
 import re
 from typing import Callable, Optional
 
-from .facts import Bind, lines_of
+from .facts import Bind, children, lines_of
 
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -120,7 +120,7 @@ def _returns(fn: ast.AST) -> tuple[list[ast.Return], bool]:
         elif isinstance(node, (ast.Yield, ast.YieldFrom)):
             generator = True
         if not isinstance(node, SCOPES):
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(children(node))
     return found, generator
 
 
@@ -220,7 +220,7 @@ def _uses(facts, name: str) -> tuple[list, bool]:
             if _called_name(node) == name and not isinstance(getattr(node, "ctx", None), ast.Store):
                 used = True
             inner = node if isinstance(node, DEFS) else owner
-            stack.extend((c, inner) for c in ast.iter_child_nodes(node))
+            stack.extend((c, inner) for c in children(node))
         facts.memo[key] = (calls, used)
     return facts.memo[key]
 

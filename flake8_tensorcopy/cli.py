@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import json
 import sys
@@ -137,7 +138,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def entry() -> None:
     """The command: main(), then exit. After a pool was stopped mid-run (Ctrl-C, a closed pipe, an error)
     its thread may wait forever on a queue a killed worker left locked, and Python joins that thread at
-    exit; so the process flushes what it printed and ends without the join."""
+    exit; so the process flushes what it printed and ends without the join.
+
+    The cyclic collector is told what it need not do: the imported modules live to the end (frozen), and
+    a syntax tree is thousands of small objects that all live until the file is done (a collection every
+    20,000 allocations, not 700: about 5 % of the CPU time of `check`)."""
+    gc.freeze()
+    gc.set_threshold(20_000, 10, 10)
     code = main()
     pool = sys.modules.get(f"{__package__}.pool")  # imported only by a run that used one
     if pool is not None and pool.abandoned():

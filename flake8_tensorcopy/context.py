@@ -6,7 +6,7 @@ from typing import Optional
 
 from .analysis import evidence
 from .analysis import names
-from .analysis.facts import FileFacts, Frame, dotted, end_of, pos_of
+from .analysis.facts import FileFacts, Frame, dotted, end_of, pos_of, walk
 from .model import Edit, Finding, Fix, FixSafety
 
 
@@ -74,13 +74,13 @@ def type_tested(key: str, ctx: Context) -> bool:
     tests = [n.test for n in ctx.facts.enclosing(root, ctx.pos) if isinstance(n, (ast.If, ast.IfExp))
              and any(b and within(b, ctx.pos) for b in _branches(n))]
     tests += [n.test for n in ctx.facts.index(early_exits, root) if end_of(n) < ctx.pos]
-    flags = {t.id for test in tests for t in ast.walk(test) if isinstance(t, ast.Name)}
+    flags = {t.id for test in tests for t in walk(test) if isinstance(t, ast.Name)}
     assigned = ctx.facts.index(name_assignments, root)
     tests += [value for flag in flags for value in assigned.get(flag, ())]
     return any(isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)) and n.args
                and (n.func.id if isinstance(n.func, ast.Name) else n.func.attr) in TYPE_TESTS
                and dotted(n.args[0]) == key
-               for test in tests for n in ast.walk(test))
+               for test in tests for n in walk(test))
 
 
 def _branches(node) -> list[list]:
@@ -92,13 +92,13 @@ def early_exits(facts: FileFacts, root: ast.AST) -> list[ast.If]:
     """`if ...: return` (or raise / continue) under `root`: after one, the code runs only for what its test
     let through (`if is_tensor(x): return ...` leaves the other kinds)."""
     exits = (ast.Return, ast.Raise, ast.Continue)
-    return [n for n in ast.walk(root) if isinstance(n, ast.If) and isinstance(n.body[-1], exits)]
+    return [n for n in walk(root) if isinstance(n, ast.If) and isinstance(n.body[-1], exits)]
 
 
 def name_assignments(facts: FileFacts, root: ast.AST) -> dict[str, list[ast.expr]]:
     """The values of `name = value` statements under `root`, by name."""
     found: dict[str, list[ast.expr]] = {}
-    for n in ast.walk(root):
+    for n in walk(root):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
             found.setdefault(n.targets[0].id, []).append(n.value)
     return found

@@ -73,16 +73,28 @@ def hot_lines(found: Optional[list[int]], tree: ast.Module) -> Optional[list[int
     return None if imports.intersection(found) else found
 
 
-def tree_for(source: str, filename: str, active: Sequence[RuleSpec], found: Optional[list[int]]) -> ast.Module:
-    """The tree the rules see: partial (cold defs stubbed, see partial.py) where that cannot change a
-    finding, else the whole file: for a rule that reads other defs (WHOLE_FILE) and for trigger text
-    outside functions (a module-level import's names can be called anywhere). A syntax error inside a
-    stubbed def is not reported (flake8 reports E999)."""
-    if found is not None and not any(r.whole_file for r in active):
-        tree = parse_partial(source, found)
-        if tree is not None:
-            return tree
-    return parse(source, filename)
+def tree_for(source: str, filename: str, active: Sequence[RuleSpec]) -> ast.Module:
+    """The whole tree. For a file that does not parse, the partial tree (see `partial_tree`) when there
+    is one: a syntax error in a def no rule looks at is left to flake8 (E999). Files that parse are
+    parsed whole: stubbing them first costs more than it saves, as the walk skips cold defs anyway."""
+    try:
+        return parse(source, filename)
+    except AnalysisError:
+        tree = partial_tree(source, active)
+        if tree is None:
+            raise
+        return tree
+
+
+def partial_tree(source: str, rules: Sequence[RuleSpec]) -> Optional[ast.Module]:
+    """The tree with the defs that hold no trigger text of `rules` stubbed (partial.py), or None where
+    that could change a finding: a rule that reads other defs (WHOLE_FILE), trigger text outside
+    functions (a module-level import's names can be called anywhere)."""
+    active = could_fire(source, rules)
+    found = match_lines(source, active)
+    if not active or found is None or any(r.whole_file for r in active):
+        return None
+    return parse_partial(source, found)
 
 
 def rules_by_node_type(rules: Sequence[RuleSpec]) -> dict[type, list[RuleSpec]]:
@@ -104,7 +116,7 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
         return Result()
     found = match_lines(source, active)
     if tree is None:
-        tree = tree_for(source, filename, active, found)
+        tree = tree_for(source, filename, active)
     by_type = rules_by_node_type(active)
     try:
         facts = FileFacts(tree, source, tuple(by_type), hot_lines(found, tree))

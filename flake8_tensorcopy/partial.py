@@ -1,14 +1,15 @@
-"""The partial parse: a def or class that holds no hot line (no rule's trigger text) becomes a one-line
-stub with its name, `def name(): pass`, on its header line; the other lines of it become blank. Line
-numbers, names and scopes stay; the parser reads far less. Classes that hold a hot line are kept whole
-(rules read what the class's other methods put on `self`); nothing inside a function is stubbed (rules
-walk their whole function).
+"""The partial parse, for a file that does not parse whole (engine.tree_for): a def or class that holds no
+hot line (no rule's trigger text) becomes a one-line stub with its name, `def name(): pass`, on its
+header line; the other lines of it become blank, so a syntax error there is left to flake8. Line numbers,
+names and scopes stay. Classes that hold a hot line are kept whole (rules read what the class's other
+methods put on `self`); nothing inside a function is stubbed (rules walk their whole function).
 
 Units are found from the text alone (a header at the unit's indentation; the unit ends before the next
-line that is indented no deeper), so the result is checked: a unit with an odd number of triple quotes
-or a trailing backslash is kept whole, and the whole file is parsed instead when the stubbed text does
-not parse, when a stub is not a def or class in the tree (it sat in a string), or when a hot line is
-outside every function (module and class bodies: their rules walk the module, defs included).
+line that is indented no deeper), so the result is checked: a unit with an odd number of triple quotes or
+a trailing backslash is kept whole, and there is no partial tree (the file's syntax error is reported)
+when the stubbed text does not parse, when a stub is not a def or class in the tree (it sat in a string),
+or when a hot line is outside every function (module and class bodies: their rules walk the module, defs
+included).
 """
 from __future__ import annotations
 

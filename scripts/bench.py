@@ -146,9 +146,9 @@ def phases(files: list[str]) -> dict[str, float]:
         counts["files"] += 1
         if not active:
             continue
-        try:  # as engine.analyse does it: only the defs with trigger text are parsed and walked
+        try:  # as engine.analyse does it: only the defs with trigger text are walked
             found = engine.match_lines(source, active)
-            tree = engine.tree_for(source, path, active, found)
+            tree = engine.tree_for(source, path, active)
         except AnalysisError:
             continue
         d = clock()

@@ -2,8 +2,9 @@
 
 Every rule runs (opt-in ones too) and, unless --prefilter is given, every file is parsed and walked
 even when no rule's trigger text occurs in it, so the whole engine meets every file. With --compare,
-every file is also analysed from its whole tree (as the flake8 plugin does): a file whose findings
-differ from the partial parse's is a mismatch.
+every file the partial parse can stub (the tree `check` and `fix` fall back to when a file does not
+parse, engine.partial_tree) is also analysed from that partial tree: a file whose findings differ from
+the whole tree's is a mismatch.
 
     python scripts/sweep.py [--jobs N] [--prefilter] [--compare] [DIR ...]
 
@@ -14,7 +15,6 @@ status 1 on a crash or a mismatch.
 from __future__ import annotations
 
 import argparse
-import ast
 import dataclasses
 import multiprocessing
 import os
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from corpus import read_source  # noqa: E402
 from flake8_tensorcopy import __version__  # noqa: E402
-from flake8_tensorcopy.engine import AnalysisError, analyse  # noqa: E402
+from flake8_tensorcopy.engine import AnalysisError, analyse, partial_tree  # noqa: E402
 from flake8_tensorcopy.rules import RULES  # noqa: E402
 
 FORCED = [dataclasses.replace(r, trigger=re.compile("")) for r in RULES]
@@ -44,19 +44,21 @@ def check_file(args: tuple[str, bool, bool]) -> tuple[str, int, int, str, str]:
     except (OSError, UnicodeDecodeError, LookupError, SyntaxError) as exc:
         return path, 0, 0, "unparsable", f"cannot read: {exc}"
     lines = source.count("\n") + 1
+    rules = RULES if prefilter else FORCED
     try:
-        result = analyse(source, path, RULES if prefilter else FORCED)
+        result = analyse(source, path, rules)
     except AnalysisError as exc:
         return path, lines, 0, "unparsable", str(exc)
     except BaseException:  # noqa: B902 - the point of the sweep is to catch anything that escapes
         return path, lines, 0, "crash", traceback.format_exc()
     if result.errors:
         return path, lines, len(result.findings), "crash", "\n".join(result.errors)
-    if compare and result.parsed:
-        whole = analyse(source, path, RULES if prefilter else FORCED, tree=ast.parse(source))
-        if as_tuples(whole.findings) != as_tuples(result.findings):
-            return path, lines, len(result.findings), "mismatch", f"partial {as_tuples(result.findings)}\n" \
-                f"whole {as_tuples(whole.findings)}"
+    tree = partial_tree(source, rules) if compare and result.parsed else None
+    if tree is not None:
+        part = analyse(source, path, rules, tree=tree)
+        if as_tuples(part.findings) != as_tuples(result.findings):
+            return path, lines, len(result.findings), "mismatch", f"partial {as_tuples(part.findings)}\n" \
+                f"whole {as_tuples(result.findings)}"
     return path, lines, len(result.findings), "ok", ""
 
 

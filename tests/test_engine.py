@@ -1,4 +1,5 @@
-"""The engine's shortcuts change nothing a rule sees: the pre-filter, the partial parse, the skipped defs."""
+"""The engine's shortcuts change nothing a rule sees: the pre-filter, the skipped defs, and the partial parse
+(the tree a file that does not parse falls back to)."""
 import ast
 import subprocess
 import sys
@@ -6,7 +7,8 @@ import sys
 import pytest
 
 from fixture_tools import FIXTURES
-from flake8_tensorcopy.engine import analyse, match_lines
+from flake8_tensorcopy.analysis.facts import children, walk
+from flake8_tensorcopy.engine import analyse, match_lines, partial_tree
 from flake8_tensorcopy.model import Trigger
 from flake8_tensorcopy.partial import parse_partial
 from flake8_tensorcopy.rules import BY_CODE, RULES
@@ -18,11 +20,56 @@ def positions(findings):
     return [(f.line, f.col, f.code, f.message) for f in findings]
 
 
+def from_partial_tree(source, rules=RULES):
+    tree = partial_tree(source, rules)
+    assert tree is not None, "no partial tree"
+    return analyse(source, "t.py", rules, tree=tree)
+
+
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_partial_parse_and_skipped_defs_find_what_a_full_walk_finds(path):
     source = path.read_text()
     full = analyse(source, str(path), RULES, tree=ast.parse(source))
+    tree = partial_tree(source, RULES)
+    partial = analyse(source, str(path), RULES, tree=tree) if tree is not None else full
     assert positions(analyse(source, str(path), RULES).findings) == positions(full.findings)
+    assert positions(partial.findings) == positions(full.findings)
+
+
+EVERY_KIND = """
+import a.b as c
+from . import d
+global g
+async def f(x: int = 1, /, *args, k=2, **kw) -> None:
+    nonlocal h
+    async with m() as (p, *q):
+        async for i in r:
+            y = {**kw, 1: [z async for z in i if z]}
+            print(f"{y!r:>{w}}", *args, key=lambda u: u[1:2, ...])
+    match x:
+        case None | True: pass
+        case [1, *rest] if (n := rest): pass
+        case {"k": v, **more}: pass
+        case Point(x=0, y=as_y) as pt: pass
+    try:
+        del y
+    except* E as e:
+        raise e from None
+@dec(1)
+class C(B, metaclass=M):
+    t: list[int] = []
+"""
+
+
+def test_the_fast_walk_meets_every_node_ast_walk_meets_but_the_expression_contexts():
+    sources = [EVERY_KIND] + [p.read_text() for p in FIXTURE_FILES + sorted(
+        (FIXTURES.parent / "flake8_tensorcopy").rglob("*.py"))]
+    for source in sources:
+        tree = ast.parse(source)
+        assert [id(n) for n in walk(tree)] == [id(n) for n in ast.walk(tree) if not isinstance(n, ast.expr_context)]
+        for node in ast.walk(tree):
+            expected = [c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.expr_context)]
+            assert [id(c) for c in children(node)] == [id(c) for c in expected]
 
 
 def test_the_partial_parse_stubs_cold_defs_keeps_hot_classes_whole_and_keeps_line_numbers():
@@ -53,6 +100,7 @@ def test_the_whole_file_is_parsed_where_a_partial_tree_could_mislead(source):
     "        total += loss\n    backprop(total)\n",
 ])
 def test_rules_that_read_beyond_their_def_see_the_whole_file(source):
+    assert partial_tree(source, RULES) is None
     full = analyse(source, "t.py", RULES, tree=ast.parse(source))
     assert positions(analyse(source, "t.py", RULES).findings) == positions(full.findings)
 
@@ -60,17 +108,17 @@ def test_rules_that_read_beyond_their_def_see_the_whole_file(source):
 def test_what_a_class_puts_on_self_in_a_cold_method_is_seen_by_the_partial_tree_too():
     source = ("import torch\n\n\nclass Loss:\n    def __init__(self, n):\n"
               "        self.schedule = torch.linspace(0.1, 0.2, n)\n\n    def forward(self, x, epoch):\n"
-              "        return x / torch.tensor(self.schedule[epoch])\n")
+              "        return x / torch.tensor(self.schedule[epoch])\n\n\ndef unrelated():\n    return 1\n")
     rules = [BY_CODE["TEN204"]]
     full = analyse(source, "t.py", rules, tree=ast.parse(source))
     assert [(f.line, f.code) for f in full.findings] == [(9, "TEN204")]
-    assert positions(analyse(source, "t.py", rules).findings) == positions(full.findings)
+    assert positions(from_partial_tree(source, rules).findings) == positions(full.findings)
 
 
 def test_module_level_bindings_after_a_cold_def_are_kept():  # `weights` is a tensor for f
     source = ("import copy\nimport torch\n\n\ndef f():\n    return copy.copy(weights)\n\n\ndef g():\n    pass\n\n\n"
               "weights = torch.zeros(3)\n")
-    assert [f.code for f in analyse(source, "t.py", RULES).findings] == ["TEN202"]
+    assert [f.code for f in from_partial_tree(source).findings] == ["TEN202"]
 
 
 def test_a_syntax_error_in_a_def_no_rule_looks_at_is_left_to_flake8():

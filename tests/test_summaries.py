@@ -3,11 +3,14 @@ parse keeping the defs those summaries read (so flake8 and `check` agree with a 
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
+from types import SimpleNamespace
 
 import pytest
 
 from flake8_tensorcopy import engine
+from flake8_tensorcopy.analysis import summaries
 from flake8_tensorcopy.rules import BY_CODE
 
 
@@ -22,6 +25,14 @@ def whole_file(source: str) -> list[tuple[int, str]]:
     source = textwrap.dedent(source)
     result = engine.analyse(source, "t.py", [r for r in engine.RULES if r.default_on], tree=ast.parse(source))
     return [(f.line, f.code) for f in result.findings]
+
+
+def partial_file(source: str) -> list[tuple[int, str]]:
+    """Findings from the partial tree (the one a file that does not parse falls back to)."""
+    source, rules = textwrap.dedent(source), [r for r in engine.RULES if r.default_on]
+    tree = engine.partial_tree(source, rules)
+    assert tree is not None
+    return [(f.line, f.code) for f in engine.analyse(source, "t.py", rules, tree=tree).findings]
 
 
 HELPER_RETURNS_TENSOR = """
@@ -48,7 +59,7 @@ def test_a_helper_of_the_file_returns_a_tensor():
 
 
 def test_the_partial_parse_keeps_the_helper_a_hot_function_calls():
-    assert codes(HELPER_RETURNS_TENSOR) == whole_file(HELPER_RETURNS_TENSOR)
+    assert partial_file(HELPER_RETURNS_TENSOR) == whole_file(HELPER_RETURNS_TENSOR) == [(15, "TEN104")]
 
 
 def test_each_element_of_a_returned_tuple():
@@ -129,7 +140,9 @@ def test_a_parameter_some_caller_passes_a_tensor_is_reported_without_a_fix():
 
 
 def test_callers_in_cold_defs_count_in_the_partial_parse():
-    assert codes(CALLERS_PASS_TENSORS) == whole_file(CALLERS_PASS_TENSORS) == [(6, "TEN204")]
+    cold_caller = CALLERS_PASS_TENSORS.replace("torch.from_numpy(frame.values)", "torch.zeros(3)")  # no trigger
+    cold_caller += "\n\n    def unrelated():\n        return 1\n"  # stubbed: a partial tree is made
+    assert partial_file(cold_caller) == whole_file(cold_caller) == [(6, "TEN204")]
 
 
 def test_a_parameter_no_caller_passes_a_tensor_is_quiet():
@@ -280,3 +293,20 @@ def test_many_defs_with_parameters_cost_linear_work():
 
     small, large = work(100), work(400)
     assert large <= small * 4 * 1.15  # deterministic counts: 3.97x now, 5.49x with a text search per def
+
+
+def test_the_lines_of_a_word_are_the_same_searched_one_by_one_or_from_the_index():
+    source = ("def ab(x):\n    return xab(ab_) + ab\nab=1;cab.ab(\u00e9ab, ab\u00e9, ab)\n\n"
+              "class Zz:\n    zz = Zz.ab + \u00e9ab\n")
+    names = sorted(set(re.findall(r"\w+", source))) + ["a", "b_", "nothere", "a\u0301b"]
+    searched = {n: summaries._word_lines(SimpleNamespace(source=source, memo={}), n) for n in names}
+    index = summaries._word_index(source)
+    assert searched == {n: index.get(n, []) for n in names}
+    assert searched["ab"] == [1, 2, 3, 6] and searched["\u00e9ab"] == [3, 6] and searched["a"] == []
+
+
+def test_a_file_that_asks_about_many_names_indexes_its_words_once():
+    facts = SimpleNamespace(source="".join(f"def f{i}(x):\n    return f{i + 1}(x)\n" for i in range(100)), memo={})
+    asked = [summaries._word_lines(facts, f"f{i}") for i in range(100)]
+    assert asked == [[1]] + [[2 * i, 2 * i + 1] for i in range(1, 100)]
+    assert facts.memo["word-searches"] == summaries.WORD_SEARCHES + 1 and "word-index" in facts.memo

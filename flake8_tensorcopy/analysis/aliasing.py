@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Iterator, Optional
 
-from .facts import Bind, Binding, dotted, end_of, pos_of
+from .facts import Bind, Binding, dotted, end_of, pos_of, walk
 from .inplace import is_inplace_method
 
 IsAlias = Callable[[ast.AST], bool]
@@ -72,7 +72,7 @@ def _backward_after(ctx, after) -> bool:
     loop = ctx.frame.loops[0] if ctx.frame.loops else None
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
                and (pos_of(n) > after or (loop is not None and pos_of(loop) <= pos_of(n) <= end_of(loop)))
-               for n in ast.walk(body))
+               for n in walk(body))
 
 
 def used_after(name: str, ctx, after, caller_holds: bool = True) -> bool:

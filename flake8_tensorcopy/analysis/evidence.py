@@ -11,7 +11,7 @@ import ast
 from typing import TYPE_CHECKING, Optional
 
 from . import api, names, summaries
-from .facts import Bind, TENSOR_TYPES, base_name, dotted, guard_key, pos_of
+from .facts import Bind, TENSOR_TYPES, base_name, dotted, guard_key, pos_of, walk
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..context import Context
@@ -190,7 +190,7 @@ def _batch_kind(loop, name: str, ctx: "Context") -> Optional[str]:
         return None
     if isinstance(target, ast.Name):
         return BATCH if target.id == name else None
-    return LIKELY_TENSOR if any(isinstance(e, ast.Name) and e.id == name for e in ast.walk(target)) else None
+    return LIKELY_TENSOR if any(isinstance(e, ast.Name) and e.id == name for e in walk(target)) else None
 
 
 def _is_loader(expr, loop, ctx: "Context") -> bool:
@@ -302,14 +302,14 @@ def self_attribute_kind(attr: str, ctx: "Context") -> Optional[str]:
 
 def _reads_self_attribute(value: ast.AST, attr: str) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.value, ast.Name)
-               and n.value.id == "self" for n in ast.walk(value))
+               and n.value.id == "self" for n in walk(value))
 
 
 def _self_assignments(cls: ast.ClassDef, ctx: "Context") -> dict[str, list]:
     key = ("self-assignments", id(cls))
     if key not in ctx.facts.memo:
         found: dict[str, list] = {}
-        for n in ast.walk(cls):
+        for n in walk(cls):
             if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
@@ -362,7 +362,7 @@ def _self_attributes(ctx: "Context") -> frozenset:
     key = ("self-attributes", id(cls))
     if key not in ctx.facts.memo:
         found = set(_self_assignments(cls, ctx))
-        for n in ast.walk(cls):
+        for n in walk(cls):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in REGISTERS:
                 found.update(k.arg for k in n.keywords if k.arg)
                 found.update(a.value for a in n.args[:1] if isinstance(a, ast.Constant) and isinstance(a.value, str))

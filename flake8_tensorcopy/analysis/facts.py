@@ -12,6 +12,7 @@ import bisect
 import enum
 import functools
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Optional
 
@@ -184,7 +185,7 @@ class FileFacts:
         parents, starts = self.index(_links, root)
         node = starts.get(pos)
         if node is None:
-            return list(ast.walk(root))
+            return list(walk(root))
         found = []
         while id(node) in parents:
             node = parents[id(node)]
@@ -458,7 +459,42 @@ if MATCH_CASE:
 
 
 def _plain(node: ast.AST, frame: Frame) -> list[tuple[ast.AST, Frame]]:
-    return [(c, frame) for c in ast.iter_child_nodes(node)]
+    return [(c, frame) for c in children(node)]
+
+
+# Fields that never hold a node: names, numbers, strings; and the expression context (Load / Store / Del),
+# a node no rule looks at (rules read `.ctx`). TypeAlias.name (3.12) is an expression.
+LEAF_FIELDS = frozenset({"ctx", "id", "attr", "arg", "name", "module", "level", "conversion", "is_async", "kind",
+                         "tag", "type_comment", "rest", "kwd_attrs"})
+_NODE_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """ast.iter_child_nodes(node) without the expression contexts, as a list; twice as fast."""
+    fields = _NODE_FIELDS.get(type(node))
+    if fields is None:
+        kind = type(node)
+        leaves = LEAF_FIELDS - {"name"} if kind.__name__ == "TypeAlias" else LEAF_FIELDS
+        if kind in (ast.Constant, ast.MatchSingleton):
+            leaves = leaves | {"value"}
+        fields = _NODE_FIELDS[kind] = tuple(f for f in kind._fields if f not in leaves)
+    found = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            found.append(value)
+        elif type(value) is list:
+            found += [v for v in value if isinstance(v, ast.AST)]
+    return found
+
+
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """ast.walk (breadth first, `node` first) without the expression contexts; twice as fast."""
+    todo = deque([node])
+    while todo:
+        node = todo.popleft()
+        todo.extend(children(node))
+        yield node
 
 
 def _tensor_guards(test: ast.expr, facts: FileFacts) -> frozenset:
@@ -491,11 +527,15 @@ def _links(facts: "FileFacts", root: ast.AST) -> tuple[dict[int, ast.AST], dict[
     """Each node's parent (by id) below `root`, and the outermost node starting at each position."""
     parents: dict[int, ast.AST] = {}
     starts: dict[Pos, ast.AST] = {}
-    for node in ast.walk(root):  # breadth first: outer nodes first
+    todo = deque([root])
+    while todo:  # breadth first: outer nodes first
+        node = todo.popleft()
         if hasattr(node, "lineno"):
             starts.setdefault((node.lineno, node.col_offset), node)
-        for child in ast.iter_child_nodes(node):
+        below = children(node)
+        for child in below:
             parents[id(child)] = node
+        todo.extend(below)
     return parents, starts
 
 

@@ -16,12 +16,13 @@ import re
 from typing import Callable, Optional
 
 from . import project
-from .facts import Bind, lines_of
+from .facts import Bind, children, lines_of
 
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 UNKNOWN = object()  # a return or call site with no answer
 WORD = re.compile(r"\w+")
+WORD_SEARCHES = 32  # names searched for one by one in a file; past that, an index of all its words pays
 
 
 def callee(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
@@ -133,7 +134,7 @@ def _returns(fn: ast.AST) -> tuple[list[ast.Return], bool]:
         elif isinstance(node, (ast.Yield, ast.YieldFrom)):
             generator = True
         if not isinstance(node, SCOPES):
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(children(node))
     return found, generator
 
 
@@ -198,7 +199,7 @@ def call_sites(fn: ast.AST, ctx) -> list:
     facts = ctx.facts
     key = ("call-sites", id(fn))
     if key not in facts.memo:
-        only_its_def = "\r" not in facts.source and _word_lines(facts).get(fn.name) == [fn.lineno]
+        only_its_def = "\r" not in facts.source and _word_lines(facts, fn.name) == [fn.lineno]
         calls, used = ([], False) if only_its_def else _uses(facts, fn.name)
         sites = []
         for call, owner in calls if not used else ():
@@ -233,7 +234,7 @@ def _uses(facts, name: str) -> tuple[list, bool]:
             if _called_name(node) == name and not isinstance(getattr(node, "ctx", None), ast.Store):
                 used = True
             inner = node if isinstance(node, DEFS) else owner
-            stack.extend((c, inner) for c in ast.iter_child_nodes(node))
+            stack.extend((c, inner) for c in children(node))
         facts.memo[key] = (calls, used)
     return facts.memo[key]
 
@@ -241,7 +242,7 @@ def _uses(facts, name: str) -> tuple[list, bool]:
 def _statements_mentioning(facts, name: str) -> list:
     """(statement, enclosing def or None) for the module's and classes' statements whose lines hold the
     word `name`, found by bisection; a class's own statements are looked into, a def is taken whole."""
-    lines = _word_lines(facts).get(name, []) if "\r" not in facts.source else None
+    lines = _word_lines(facts, name) if "\r" not in facts.source else None
     if lines is None:
         return [(n, None) for n in facts.tree.body]
     found: dict[int, tuple] = {}
@@ -268,16 +269,35 @@ def _statement_at(facts, body: list, line: int):
     return body[k] if k >= 0 and body[k].end_lineno >= line else None
 
 
-def _word_lines(facts) -> dict[str, list[int]]:
-    """The sorted lines each word of the source is on, found in one pass over the text per file."""
-    if "word-lines" not in facts.memo:
-        found: dict[str, list[int]] = {}
-        for line, word in lines_of(WORD, facts.source):
-            seen = found.setdefault(word, [])
-            if not seen or seen[-1] != line:
-                seen.append(line)
-        facts.memo["word-lines"] = found
-    return facts.memo["word-lines"]
+def _word_lines(facts, name: str) -> list[int]:
+    """The sorted lines the word `name` is on (a whole \\w+ word). The first WORD_SEARCHES names asked in a
+    file are searched one by one: the pattern starts with the name, so the regex engine jumps from one
+    occurrence to the next (a lookbehind placed after the name checks the character before it). A file
+    that asks about more names (thousands of defs) gets an index of all its words, built in one pass."""
+    memo = facts.memo
+    index = memo.get("word-index")
+    if index is not None:
+        return index.get(name, [])
+    key = ("word-lines", name)
+    if key not in memo:
+        memo["word-searches"] = searches = memo.get("word-searches", 0) + 1
+        if searches > WORD_SEARCHES:
+            memo["word-index"] = index = _word_index(facts.source)
+            return index.get(name, [])
+        word = re.escape(name)
+        found = lines_of(re.compile(rf"{word}(?<!\w{word})(?!\w)"), facts.source) if WORD.fullmatch(name) else []
+        memo[key] = list(dict.fromkeys(line for line, _ in found))
+    return memo[key]
+
+
+def _word_index(source: str) -> dict[str, list[int]]:
+    """The sorted lines each word of the source is on."""
+    found: dict[str, list[int]] = {}
+    for line, word in lines_of(WORD, source):
+        seen = found.setdefault(word, [])
+        if not seen or seen[-1] != line:
+            seen.append(line)
+    return found
 
 
 def _called_name(node: ast.AST) -> Optional[str]:

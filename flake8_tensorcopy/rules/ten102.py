@@ -64,7 +64,7 @@ import ast
 
 from ..analysis.aliasing import alias_binding, kept_inplace, named, still_used
 from ..analysis.evidence import SURE_TENSOR, is_param_like
-from ..analysis.facts import Bind, dotted, end_of, pos_of
+from ..analysis.facts import Bind, children, dotted, end_of, pos_of, walk
 from ..analysis.inplace import written
 from ..model import FixSafety
 
@@ -138,9 +138,9 @@ def _only_refilled(source, ctx) -> bool:
     key = dotted(source)
     if ctx.frame.cls is None or not key or not key.startswith("self."):
         return False
-    reads = [n for n in ast.walk(ctx.frame.cls) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
+    reads = [n for n in walk(ctx.frame.cls) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
              and dotted(n) == key]
-    parents = {id(child): parent for parent in ast.walk(ctx.frame.cls) for child in ast.iter_child_nodes(parent)}
+    parents = {id(child): parent for parent in walk(ctx.frame.cls) for child in children(parent)}
 
     def refilled(node) -> bool:
         up = parents.get(id(node))
@@ -192,7 +192,7 @@ def _backward_after(node, ctx) -> bool:
     (nested functions and classes are other scopes and do not count)."""
     after = end_of(node)
     scope_node = ctx.frame.scope.node
-    stack = list(ast.iter_child_nodes(scope_node))
+    stack = list(children(scope_node))
     while stack:
         n = stack.pop()
         if isinstance(n, SCOPES):
@@ -203,5 +203,5 @@ def _backward_after(node, ctx) -> bool:
                 return True
             if ctx.qualname(func) in ("torch.autograd.grad", "torch.autograd.backward"):
                 return True
-        stack.extend(ast.iter_child_nodes(n))
+        stack.extend(children(n))
     return False

@@ -59,7 +59,7 @@ from ..analysis import api, names
 from ..analysis.aliasing import named
 from ..context import type_tested
 from ..analysis.evidence import MODULE, NDARRAY, OPTIMIZER, PARAM, STATE_DICT, TENSORISH
-from ..analysis.facts import dotted
+from ..analysis.facts import dotted, walk
 from ..model import FixSafety, Trigger
 
 CODE = "TEN104"
@@ -135,7 +135,7 @@ def _would_become_local(name: str, ctx) -> bool:
 
 
 def _declared(facts, func) -> set:
-    return {n for d in ast.walk(func) if isinstance(d, (ast.Global, ast.Nonlocal)) for n in d.names}
+    return {n for d in walk(func) if isinstance(d, (ast.Global, ast.Nonlocal)) for n in d.names}
 
 
 def _chain(call: ast.Call):
@@ -187,7 +187,7 @@ def _used_as_object(name: str, ctx) -> bool:
 
 def _objects(facts, body) -> set:
     found = set()
-    for n in ast.walk(body):
+    for n in walk(body):
         if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \
                 and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
             found.add(n.value.id)

@@ -48,7 +48,7 @@ import ast
 
 from ..analysis import names
 from ..analysis.evidence import PARAM
-from ..analysis.facts import base_name, pos_of
+from ..analysis.facts import base_name, pos_of, walk
 from ..analysis.inplace import written
 from ..model import Fix, FixSafety
 from .edits import before_method
@@ -111,7 +111,7 @@ def _working_copy(name: str, ctx) -> bool:
 
 def _last_writes(facts, body) -> dict:
     found: dict = {}
-    for node in ast.walk(body):
+    for node in walk(body):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.Call)):
             target = written(node)
             if isinstance(target, ast.Name):
@@ -128,7 +128,7 @@ def _fed_back(name: str, ctx) -> bool:
 
 def _last_computed_with(facts, body) -> dict:
     found: dict = {}
-    for node in ast.walk(body):
+    for node in walk(body):
         if isinstance(node, ast.BinOp):
             operands = [o.id for o in (node.left, node.right) if isinstance(o, ast.Name)]
         elif isinstance(node, ast.Call):

@@ -72,7 +72,7 @@ import bisect
 
 from ..analysis import names, summaries
 from ..analysis.evidence import MODULE
-from ..analysis.facts import Bind, base_name, dotted, end_of, pos_of
+from ..analysis.facts import Bind, base_name, dotted, end_of, pos_of, walk
 from ..model import FixSafety
 from .edits import one_line
 
@@ -171,7 +171,7 @@ def _snapshot(value, ctx):
             inner = it.func.value
             if _state_dict_source(inner, ctx) is not None and _aliases(value.value, gen.target.elts[1].id):
                 device_moves = any(isinstance(n, ast.Attribute) and n.attr in ("cpu", "to")
-                                   for n in ast.walk(value.value))
+                                   for n in walk(value.value))
                 where = " on a CPU model" if device_moves else ""
                 return inner, f"entries of {ctx.text(inner)} that are not copies{where}"
     return None
@@ -292,7 +292,7 @@ def _loops_after(ctx, pos) -> list:
 
 def _loops(facts, root) -> list:
     body = root.body if isinstance(root.body, list) else [root.body]
-    return [n for stmt in body for n in ast.walk(stmt) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    return [n for stmt in body for n in walk(stmt) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
 
 
 def _reloaded_by_a_training_class(key: str, ctx) -> bool:
@@ -303,13 +303,13 @@ def _reloaded_by_a_training_class(key: str, ctx) -> bool:
     if cls is None or func is None or not key.startswith("self."):
         return False
     hook = names.CALLBACK_HOOK(getattr(func, "name", ""))  # a later call of the same hook counts too
-    reloads = [n for n in ast.walk(cls) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+    reloads = [n for n in walk(cls) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                and n.func.attr == "load_state_dict" and any(dotted(a) == key for a in n.args)
                and (hook or not pos_of(func) <= pos_of(n) <= end_of(func))]
     if not reloads:
         return False
     return hook or any(isinstance(n, ast.Call) and _is_training_call(n, "self", ctx.facts, ctx.frame.scope)
-                       for n in ast.walk(cls))
+                       for n in walk(cls))
 
 
 def _any_between(positions: list, low, high, inclusive: bool = False) -> bool:
@@ -335,7 +335,7 @@ def _saved_positions(ctx, key: str) -> set:
 
 def _saves(facts, root) -> dict:
     found: dict = {}
-    for n in ast.walk(root):
+    for n in walk(root):
         if (isinstance(n, ast.Call) and n.args and dotted(n.args[0]) is not None
                 and (facts.qualname(n.func) or dotted(n.func) or "").rsplit(".", 1)[-1] in ("save", "save_file")):
             found.setdefault(dotted(n.args[0]), set()).add(pos_of(n.args[0]))
@@ -350,7 +350,7 @@ def _attribute_reads(ctx, key: str, start, end) -> list:
 
 def _attribute_loads(facts, root) -> dict:
     found: dict = {}
-    for n in ast.walk(root):
+    for n in walk(root):
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and dotted(n) is not None:
             found.setdefault(dotted(n), []).append(pos_of(n))
     return found
@@ -374,7 +374,7 @@ def _key_reads(ctx, key: str) -> set:
 
 def _keys_read(facts, body) -> dict:
     found: dict = {}
-    for n in ast.walk(body):
+    for n in walk(body):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "keys":
             subject = n.func.value
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" and n.args:
@@ -397,7 +397,7 @@ def _trainings(facts, root, module) -> list:
     body = root.body if isinstance(root.body, list) else [root.body]
     frame = facts.function_frame(root) if root is not facts.tree else None
     scope = frame.scope if frame is not None else facts.module_scope
-    return sorted(pos_of(n) for stmt in body for n in ast.walk(stmt)
+    return sorted(pos_of(n) for stmt in body for n in walk(stmt)
                   if isinstance(n, ast.Call) and _is_training_call(n, module, facts, scope))
 
 
@@ -424,7 +424,7 @@ def _is_training_call(call: ast.Call, module, facts, scope) -> bool:
         return False
     if module is None:
         return True
-    involved = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)}
+    involved = {n.id for n in walk(call) if isinstance(n, ast.Name)}
     return module in involved or (isinstance(func, ast.Name) and _reads_global(func.id, module, facts))
 
 
@@ -447,7 +447,7 @@ def _global_reads(facts, tree) -> dict:
     found: dict = {}
     for d in tree.body:
         if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.setdefault(d.name, set()).update(n.id for n in ast.walk(d) if isinstance(n, ast.Name))
+            found.setdefault(d.name, set()).update(n.id for n in walk(d) if isinstance(n, ast.Name))
     return found
 
 
@@ -459,7 +459,7 @@ def _used_as_loading_target(ctx, name: str) -> bool:
 
 def _loading_targets(facts, func) -> set:
     found = set()
-    for n in ast.walk(func):
+    for n in walk(func):
         if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and isinstance(n.ctx, ast.Store):
             found.add(n.value.id)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):

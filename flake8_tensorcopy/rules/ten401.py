@@ -76,7 +76,7 @@ import ast
 from typing import Optional
 
 from ..analysis import api, builtins_api, names
-from ..analysis.facts import Bind, dotted, pos_of
+from ..analysis.facts import Bind, dotted, pos_of, walk
 from ..model import Fix, FixSafety
 from .edits import as_receiver
 from .ten203 import _kept_clones
@@ -162,7 +162,7 @@ def _trains(loop, ctx) -> bool:
     `model.backward(out, y, lr)` or `env.step(action)` alone does not make a torch training loop."""
     if not any(q == "torch" or q.startswith("torch.") for q in ctx.facts.aliases.values()):
         return False
-    for n in ast.walk(loop):
+    for n in walk(loop):
         if not isinstance(n, ast.Call):
             continue
         func = n.func
@@ -194,7 +194,7 @@ def _reset_inside(key: str, acc, loop, ctx) -> bool:
 def _assigned(loop, ctx):
     """(dotted names, shapes) of every plain assignment target in the loop."""
     keys, shapes = set(), set()
-    for stmt in ast.walk(loop):
+    for stmt in walk(loop):
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
             stmt, ast.AnnAssign) else []
         for t in targets:
@@ -260,7 +260,7 @@ def _graph_free(expr, ctx, depth) -> bool:
 
 def _helper_returns_numbers(name: str, ctx) -> bool:
     defs = _defs_by_name(ctx.facts).get(name, ())
-    returns = [r.value for d in defs for r in ast.walk(d) if isinstance(r, ast.Return) and r.value is not None]
+    returns = [r.value for d in defs for r in walk(d) if isinstance(r, ast.Return) and r.value is not None]
     return bool(returns) and all(_plain_number(r) for r in returns)
 
 
@@ -268,7 +268,7 @@ def _defs_by_name(facts) -> dict:
     """Every function of the file by name, found once per file (not once per inspected call)."""
     if "defs-by-name" not in facts.memo:
         found: dict = {}
-        for n in ast.walk(facts.tree):
+        for n in walk(facts.tree):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 found.setdefault(n.name, []).append(n)
         facts.memo["defs-by-name"] = found
@@ -309,7 +309,7 @@ def _used_as_tensor(key: str, ctx) -> bool:
 
 
 def _tensor_method_receivers(facts, body) -> set:
-    return {dotted(n.value) for n in ast.walk(body) if isinstance(n, ast.Attribute) and api.method(n.attr) is not None}
+    return {dotted(n.value) for n in walk(body) if isinstance(n, ast.Attribute) and api.method(n.attr) is not None}
 
 
 def _number_literal(value) -> bool:
@@ -327,7 +327,7 @@ def _flows_into_loss(key: str, loop, ctx) -> bool:
         return False
     func = ctx.frame.func
     body = func if func is not None else ctx.facts.tree
-    for n in ast.walk(body):
+    for n in walk(body):
         if isinstance(n, (ast.Return, ast.Yield)) and n.value is not None and key in _keys_in(n.value):
             return True
     return False
@@ -343,7 +343,7 @@ def _loss_keys(ctx) -> frozenset:
     if cached is not None:
         return cached
     keys, assigns = set(), []
-    for n in ast.walk(root):
+    for n in walk(root):
         if isinstance(n, ast.Call):
             if isinstance(n.func, ast.Attribute) and n.func.attr == "backward":
                 keys |= _keys_in(n.func.value) if _element_of(n.func.value) is None else set()
@@ -384,14 +384,14 @@ def _backpropagated_elements(ctx) -> frozenset:
 
 
 def _element_backwards(facts, root) -> frozenset:
-    return frozenset(key for n in ast.walk(root)
+    return frozenset(key for n in walk(root)
                      if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
                      for key in [_element_of(n.func.value)] if key)
 
 
 def _keys_in(expr) -> set:
     keys = set()
-    for n in ast.walk(expr):
+    for n in walk(expr):
         if isinstance(n, ast.Name):
             keys.add(n.id)
         elif isinstance(n, ast.Attribute):
@@ -404,10 +404,10 @@ def _keys_in(expr) -> set:
 def _steps_optimizer(loop, ctx) -> bool:
     return _per_loop(ctx, loop, "steps", lambda loop, _: any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "step"
-        and names.OPTIMIZER_NAME(_receiver_name(n.func.value)) for n in ast.walk(loop)))
+        and names.OPTIMIZER_NAME(_receiver_name(n.func.value)) for n in walk(loop)))
 
 
 def _calls_backward(loop, ctx) -> bool:
     return _per_loop(ctx, loop, "backward", lambda loop, _: any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
-        for n in ast.walk(loop)))
+        for n in walk(loop)))

@@ -63,7 +63,7 @@ import ast
 
 from ..analysis import api, names
 from ..analysis.evidence import _is_module_class
-from ..analysis.facts import Bind, dotted
+from ..analysis.facts import Bind, dotted, walk
 from ..model import Fix, FixSafety
 from .edits import as_receiver
 
@@ -132,7 +132,7 @@ def _read_later(target, func, node, ctx) -> bool:
 def _last_reads(facts, func) -> dict:
     """Where each attribute chain (`self.w`) is read last in `func`."""
     found = {}
-    for n in ast.walk(func):
+    for n in walk(func):
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
             key = dotted(n)
             if key is not None:

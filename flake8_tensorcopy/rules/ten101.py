@@ -33,8 +33,8 @@ loss = y.sum()
 ```
 
 ## Fix safety
-Unsafe: the fix turns the detach site into `.detach().clone()`. It removes the aliasing, so code that
-relied on the write reaching `y` behaves differently.
+Unsafe: the fix appends `.clone()` at the alias site (`y.detach().clone()`, `y.detach().cpu().clone()`).
+It removes the aliasing, so code that relied on the write reaching `y` behaves differently.
 
 ## References
 - torch.Tensor.detach: "Returned Tensor shares the same storage with the original one. In-place

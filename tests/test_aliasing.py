@@ -207,3 +207,15 @@ def test_as_tensor_of_a_known_array():
     """
     assert lines("TEN103", source) == [7]
     assert lines("TEN103", source.replace("np.load(path)", "[1.0, 2.0]")) == []
+
+
+def test_data_inside_from_numpy_is_the_array_not_a_tensor_alias():
+    source = """
+    import torch
+    class Set:
+        def scaled(self):
+            x = torch.from_numpy(self.data)
+            x /= 2
+            return x
+    """
+    assert writes(source) == [(6, "name", "from_numpy", "self.data")]

@@ -190,13 +190,15 @@ def alias_of(expr: ast.AST, ctx) -> Optional[Alias]:
     """The alias `expr` is (of which named source, through which steps), or None: a fresh temporary
     (`f(x).detach()`), a copy on the way (`.clone()`, a cast, fancy indexing), or no creating step."""
     steps: list[Step] = []
-    site = expr
+    site, on_array = expr, False
     while True:
-        step = _step(expr, ctx)
+        step = _step(expr, ctx, on_array)
         if step is None:
             break
         steps.append(step[0])
         expr = step[1]
+        if step[0].op in CROSSINGS:
+            on_array = step[0].op == FROM_NUMPY
     steps.reverse()
     if not isinstance(expr, (ast.Name, ast.Attribute)) or dotted(expr) is None or not steps:
         return None
@@ -204,12 +206,13 @@ def alias_of(expr: ast.AST, ctx) -> Optional[Alias]:
     return alias if _consistent(alias, ctx) else None
 
 
-def _step(expr, ctx) -> Optional[tuple[Step, ast.AST]]:
-    """(the step `expr` takes, its input) when `expr` keeps sharing its input's memory, else None."""
+def _step(expr, ctx, on_array: bool = False) -> Optional[tuple[Step, ast.AST]]:
+    """(the step `expr` takes, its input) when `expr` keeps sharing its input's memory, else None.
+    `on_array`: inside `torch.from_numpy(...)`, where `x.data` is an attribute, not a tensor's `.data`."""
     if isinstance(expr, ast.Subscript):
         return (Step(VIEW, expr, "[]"), expr.value) if not _advanced(expr.slice, ctx) else None
     if isinstance(expr, ast.Attribute):
-        if expr.attr == "data":
+        if expr.attr == "data" and not on_array:
             return Step(DATA, expr, ".data"), expr.value
         if expr.attr in VIEW_PROPERTIES:
             return Step(VIEW, expr, "." + expr.attr), expr.value

@@ -401,14 +401,17 @@ def render() -> str:
             "# Tensor methods, by name.",
             "METHODS = {"]
     rows += [f"    {name!r}: {value!r}," for name, value in sorted(methods(sch, views, may_view, same).items())]
-    rows += ["}", "", "# Tensor attributes, by name: (returns, grad, settable); grad is 'keeps' when the attribute of an",
+    rows += ["}", "",
+             "# Tensor attributes, by name: (returns, grad, settable); grad is 'keeps' when the attribute of an",
              "# attached tensor holds its graph (`x.T`, `x.grad_fn`), settable when `t.name = value` is allowed.",
              "ATTRIBUTES = {"]
     rows += [f"    {name!r}: {value!r}," for name, value in attributes().items()]
-    rows += ["}", "", "# Conversions: Tensor methods that return the tensor itself when it already has the asked dtype,",
+    rows += ["}", "",
+             "# Conversions: Tensor methods that return the tensor itself when it already has the asked dtype,",
              "# device or layout (`x.float()` of a float tensor); never in place.", "CONVERSIONS = frozenset({"]
     rows += [f"    {name!r}," for name in sorted(same)]
-    rows += ["})", "", "# Tensor methods that no Python builtin type, numpy.ndarray, nn.Module or Optimizer has, and that",
+    rows += ["})", "",
+             "# Tensor methods that no Python builtin type, numpy.ndarray, nn.Module or Optimizer has, and that",
              "# numpy does not spell as a function.",
              "TENSOR_ONLY_METHODS = frozenset({"]
     rows += [f"    {name!r}," for name in tensor_only(public)]

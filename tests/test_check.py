@@ -78,7 +78,7 @@ def test_summary_counts_per_code_and_quiet_silences_it(tmp_path):
     (tmp_path / "a.py").write_text(BAD)
     (tmp_path / "b.py").write_text(DEEPCOPY)
     proc = run_cli("check", ".", cwd=tmp_path)
-    assert "2 files checked, 7 findings (TEN101: 6, TEN201: 1) in " in proc.stderr
+    assert "2 files checked, 9 findings (TEN101: 8, TEN201: 1) in " in proc.stderr
     assert run_cli("check", "-q", ".", cwd=tmp_path).stderr == ""
 
 

@@ -30,7 +30,7 @@ def test_json_schema(project):
     doc = json.loads(proc.stdout)
     assert proc.returncode == 2
     assert doc["version"] == 1 and doc["tool"]["name"] == "flake8-tensorcopy"
-    assert doc["summary"] == {"files": 4, "findings": 8, "errors": 1, "by_code": {"TEN101": 6, "TEN201": 2}}
+    assert doc["summary"] == {"files": 4, "findings": 10, "errors": 1, "by_code": {"TEN101": 8, "TEN201": 2}}
     first = doc["findings"][0]
     assert set(first) == {"path", "cell", "line", "column", "end_line", "end_column", "code", "name", "message",
                           "fix", "url"}
@@ -71,7 +71,7 @@ def test_sarif_is_valid_against_the_official_schema(project):
         assert meta["helpUri"].endswith(f"docs/rules/{meta['id']}.md")
         assert meta["defaultConfiguration"]["level"] == "warning"
     results = run["results"]
-    assert len(results) == 8
+    assert len(results) == 10
     first = results[0]
     assert first["ruleId"] == "TEN101" and rules[first["ruleIndex"]]["id"] == "TEN101"
     assert first["locations"][0]["physicalLocation"] == {

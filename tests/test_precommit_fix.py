@@ -7,6 +7,8 @@ hook's args and one hook environment serves every test (`try-repo` would build a
 """
 from __future__ import annotations
 
+import re
+
 import yaml
 from precommit_tools import committed_repo, fixture_text, git, output, pre_commit
 
@@ -25,13 +27,15 @@ def test_fix_hook_rewrites_the_file_then_passes(tmp_path, hook_repo, precommit_h
     })
     first = pre_commit(project, precommit_home, "run", "tensorcopy-fix", "--all-files")
     assert first.returncode == 1 and "files were modified by this hook" in first.stdout, output(first)
-    # every detach site of the fixture gets `.clone()`; nothing else changes (comments kept)
-    assert (project / "train.py").read_text() == bad.replace(".detach()", ".detach().clone()")
+    # every alias site of the fixture (`.detach()`, `.detach().cpu()`, `.detach().view(-1)`) gets `.clone()`;
+    # nothing else changes (comments kept)
+    expected = re.sub(r"\.detach\(\)(?:\.cpu\(\)|\.view\(-1\))?", lambda m: m.group(0) + ".clone()", bad)
+    assert (project / "train.py").read_text() == expected
 
     git(project, "add", "train.py")
     second = pre_commit(project, precommit_home, "run", "tensorcopy-fix", "--all-files")
     assert second.returncode == 0 and "Passed" in second.stdout, output(second)
-    assert (project / "train.py").read_text() == bad.replace(".detach()", ".detach().clone()")
+    assert (project / "train.py").read_text() == expected
 
 
 def test_finding_left_unfixed_keeps_the_hook_failing(tmp_path, hook_repo, precommit_home):

@@ -1,43 +1,357 @@
-"""Alias tracking shared by the alias-write rules (TEN101 detach, TEN102 `.data`, TEN103 NumPy).
+"""The alias-write query TEN101 (detach), TEN102 (`.data`) and TEN103 (NumPy) are asked over.
 
-Each of those rules has the same shape: a name is bound to an alias of a source (`z = y.detach()`,
-`d = y.data`, `a = t.numpy()`), an in-place write goes through the alias, and the source is still
-read afterwards. The rules differ only in what counts as an alias and which sources matter.
+`alias_writes(node, ctx)` answers, for a statement or call: which in-place writes it makes (`z[i] = v`,
+`z += v`, `z.add_(v)`, `out=z`, NumPy's writers) through an alias of which named storage, created how.
+An alias is an expression whose steps, from a named source outward, keep sharing the source's memory
+and include one step that creates a new object over it: `.detach()`, `.data`, `.numpy()`,
+`np.asarray(t)`, `torch.from_numpy(a)` (or `torch.as_tensor(a)` of an array). The other steps are
+views and may-alias conversions, read from torch's API model (analysis/api.py): views always share,
+`.cpu()` / `.to(device)` share when the tensor is already there, dtype casts and `.to(..., copy=True)`
+copy (a cast shares only when the dtype already matches, which the file does not show).
+What torch cannot declare (NumPy's own views and writers, the tensor properties that are views) is the
+small reviewed overlay below. The rules differ only in which aliases they ask about and which sources
+matter (`still_used`, parameters written on purpose).
 """
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterator, Optional
+from typing import Iterator, NamedTuple, Optional
 
+from . import api, names
+from .evidence import CONTAINER, MODULE, NDARRAY, SURE_TENSOR, TENSORISH
 from .facts import Bind, Binding, dotted, end_of, pos_of, walk
-from .inplace import is_inplace_method
+from .inplace import is_inplace_method, written
 
-IsAlias = Callable[[ast.AST], bool]
 FAR = (1 << 30, 0)
 
+# ---- the overlay: what torch's declarations cannot say ------------------------------------------------
+# Tensor properties that are views (the model lists callables only); `.T` and `.real` / `.imag` are views
+# on an ndarray too.
+VIEW_PROPERTIES = frozenset({"T", "mT", "H", "mH", "real", "imag"})
+# ndarray methods that return a view of the array (reshape / ravel when the layout allows: may alias).
+NUMPY_VIEW_METHODS = frozenset({"transpose", "swapaxes", "squeeze", "reshape", "ravel", "view"})
+# NumPy functions whose result is their argument's memory; given a CPU tensor, the tensor's.
+NUMPY_ALIASES = frozenset({"numpy.asarray", "numpy.asanyarray"})
+# torch functions whose result is an array's memory (the model says they may alias their input; that the
+# input is an array, and that as_tensor / asarray then share it, is NumPy's side of the contract).
+ARRAY_TO_TENSOR = frozenset({"torch.from_numpy", "torch.as_tensor", "torch.asarray"})
+# ndarray methods that write the array in place (NumPy's `fill`, not a tensor's out-of-place `sort`).
+ARRAY_WRITE_METHODS = frozenset({"fill", "sort", "put", "itemset", "partition", "resize"})
+# NumPy functions that write the argument at this position in place.
+NUMPY_WRITERS = {"numpy.copyto": 0, "numpy.put": 0, "numpy.place": 0, "numpy.putmask": 0,
+                 "numpy.fill_diagonal": 0, "numpy.random.shuffle": 0}
+# The model's may-alias methods that move a tensor between devices: each returns the tensor itself when
+# it is already there. The query follows only those that may keep a CPU tensor (`.cpu()`, `.to(device)`).
+MOVES = frozenset({"cpu", "cuda", "to", "pin_memory"})
+# dtype casts return the tensor itself only when its dtype already matches (`t.float()` of a float32 t is
+# t): the query takes them for copies, a known gap that keeps `z = y.detach().double(); z += 1` quiet.
+CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte", "bool",
+                   "cfloat", "cdouble", "type"})
+INDEX_ARRAYS = TENSORISH | {NDARRAY, CONTAINER}  # an index of one of these kinds is advanced
+FRAMEWORKS = ("tensorflow", "jax", "cupy", "mindspore", "paddle")  # their `.numpy()` is not torch's
 
-def alias_binding(name: str, ctx, is_alias: IsAlias) -> Optional[Binding]:
-    """The `name = <alias>` statement, in the current scope, that gave `name` its object at the node
-    under check (augmented assignments keep the object), or None."""
+# Steps, from the source outward.
+VIEW, MAY, MOVE, DETACH, DATA, NUMPY, ASARRAY, FROM_NUMPY = (
+    "view", "may", "move", "detach", "data", "numpy", "asarray", "from_numpy")
+CROSSINGS = frozenset({NUMPY, ASARRAY, FROM_NUMPY})  # steps that change the side (tensor <-> ndarray)
+CREATES = CROSSINGS | {DETACH, DATA}
+# How the write goes through the alias.
+NAME, KEPT, DIRECT = "name", "kept", "direct"  # z = <alias>; z += 1 / w = <alias>.add_(1) / <alias>[i] = v
+
+
+class Step(NamedTuple):
+    op: str  # VIEW, MAY (layout: contiguous, reshape), MOVE, or a creating op
+    node: ast.AST  # the expression this step gives
+    text: str  # how the step reads in a message: '.detach()', '.data', 'torch.from_numpy'
+
+
+class Alias(NamedTuple):
+    """`site` shares the memory of the named `source`; `steps` lead from the source out to `site`."""
+    site: ast.AST
+    source: ast.AST
+    steps: tuple[Step, ...]
+
+    @property
+    def family(self) -> str:
+        """The creating op that decides what the alias is: a NumPy crossing (NUMPY, ASARRAY, FROM_NUMPY,
+        the outermost), else DATA (no version counter), else DETACH."""
+        ops = [s.op for s in self.steps]
+        crossings = [op for op in ops if op in CROSSINGS]
+        if crossings:
+            return crossings[-1]
+        return DATA if DATA in ops else DETACH
+
+    @property
+    def side(self) -> str:
+        """'ndarray' or 'tensor': what the alias is."""
+        return "ndarray" if self.family in (NUMPY, ASARRAY) else "tensor"
+
+    @property
+    def moved(self) -> bool:
+        """A device move (`.cpu()`, `.to(device)`) is among the steps: shared only when it stays put."""
+        return any(s.op == MOVE for s in self.steps)
+
+    def step(self, op: str) -> Optional[Step]:
+        return next((s for s in self.steps if s.op == op), None)
+
+    def how(self) -> str:
+        """The creating chain as it reads: `.detach().cpu().numpy()`, `torch.from_numpy(...).to()`."""
+        parts = [s.text for s in self.steps if s.op != VIEW]
+        if len(parts) > 1 and not parts[0].startswith("."):  # a function: torch.from_numpy(...).to()
+            parts[0] = parts[0].removesuffix("()") + "(...)"
+        return "".join(parts)
+
+
+class Write(NamedTuple):
+    """An in-place write that reaches `alias.source` through `alias`."""
+    how: str  # NAME, KEPT or DIRECT
+    name: Optional[str]  # the alias's name (NAME, KEPT)
+    alias: Alias
+
+
+def alias_writes(node: ast.AST, ctx) -> list[Write]:
+    """The in-place writes `node` (an Assign, AugAssign, Expr or Call) makes through an alias of a named
+    source. A write through a name counts when the name's binding at the node is `name = <alias>`; a
+    source that is the alias's own name (`y = y.detach()`) has no other name left and does not count."""
+    key = ("alias-writes", id(node), id(ctx.frame.scope))
+    memo = ctx.facts.memo
+    if key not in memo:
+        memo[key] = list(_writes(node, ctx))
+    return memo[key]
+
+
+def _writes(node, ctx) -> Iterator[Write]:
+    if isinstance(node, ast.Assign):
+        names_ = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        inner = _kept_receiver(node.value)
+        alias = alias_of(inner, ctx) if names_ and inner is not None else None
+        if alias is not None and not _own_name(alias, names_[0]):
+            yield Write(KEPT, names_[0], alias)
+    for target, side in _targets(node, ctx):
+        if isinstance(target, ast.Name):
+            origin = _binding(target.id, ctx)
+            alias = alias_of(origin.value, ctx) if origin is not None else None
+            if alias is not None and not _own_name(alias, target.id) and side in (None, alias.side):
+                yield Write(NAME, target.id, alias)
+        else:
+            alias = alias_of(target, ctx)
+            if alias is not None and side in (None, alias.side):
+                yield Write(DIRECT, None, alias)
+
+
+def _targets(node, ctx) -> Iterator[tuple[ast.AST, Optional[str]]]:
+    """(expression written in place, the side it must be on or None for either): tensors' in-place
+    methods, subscript stores, `op=`, `out=`; NumPy's writer methods and functions for arrays only."""
+    call = node.value if isinstance(node, ast.Expr) else node
+    if isinstance(node, ast.Expr) and not isinstance(call, ast.Call):
+        return
+    if isinstance(call, ast.Call):
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in ARRAY_WRITE_METHODS:
+            yield _root(func.value), "ndarray"
+            return
+        index = NUMPY_WRITERS.get(ctx.qualname(func) or "")
+        if index is not None:
+            if len(call.args) > index:
+                yield _root(call.args[index]), "ndarray"
+            return
+        if isinstance(func, ast.Attribute) and is_inplace_method(func.attr):
+            yield _root(func.value), "tensor"
+            return
+    target = written(call)
+    if target is not None:
+        yield target, None
+
+
+def _root(expr: ast.AST) -> ast.AST:
+    while isinstance(expr, ast.Subscript):
+        expr = expr.value
+    return expr
+
+
+def _kept_receiver(value: ast.AST) -> Optional[ast.AST]:
+    """`<alias>.add_(1).mul_(2)` -> the receiver of the innermost in-place call of the chain, or None."""
+    found = None
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and is_inplace_method(value.func.attr):
+        found = value = value.func.value
+    return found
+
+
+def _own_name(alias: Alias, name: str) -> bool:
+    return isinstance(alias.source, ast.Name) and alias.source.id == name
+
+
+def _binding(name: str, ctx) -> Optional[Binding]:
+    """The `name = value` statement, in the current scope, that gave `name` its object at the node under
+    check (augmented assignments keep the object), or None."""
     origin = ctx.frame.scope.origin(name, ctx.pos)
-    if origin is None or origin.kind not in (Bind.ASSIGN, Bind.ANNASSIGN) or not is_alias(origin.value):
+    if origin is None or origin.kind not in (Bind.ASSIGN, Bind.ANNASSIGN) or origin.value is None:
         return None
     return origin
 
 
-def kept_inplace(node: ast.Assign, is_alias: IsAlias) -> Iterator[tuple[str, ast.AST]]:
-    """`w = <alias>.add_(1).mul_(2)`: yields (w, the alias expression) when an in-place chain runs
-    directly on an alias and its result is kept in a name."""
-    names = [t.id for t in node.targets if isinstance(t, ast.Name)]
-    if not names:
-        return
-    call = node.value
-    while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and is_inplace_method(call.func.attr):
-        inner = call.func.value
-        if is_alias(inner):
-            yield names[0], inner
-            return
-        call = inner
+def alias_of(expr: ast.AST, ctx) -> Optional[Alias]:
+    """The alias `expr` is (of which named source, through which steps), or None: a fresh temporary
+    (`f(x).detach()`), a copy on the way (`.clone()`, a cast, fancy indexing), or no creating step."""
+    steps: list[Step] = []
+    site, on_array = expr, False
+    while True:
+        step = _step(expr, ctx, on_array)
+        if step is None:
+            break
+        steps.append(step[0])
+        expr = step[1]
+        if step[0].op in CROSSINGS:
+            on_array = step[0].op == FROM_NUMPY
+    steps.reverse()
+    if not isinstance(expr, (ast.Name, ast.Attribute)) or dotted(expr) is None or not steps:
+        return None
+    alias = Alias(site, expr, tuple(steps))
+    return alias if _consistent(alias, ctx) else None
+
+
+def _step(expr, ctx, on_array: bool = False) -> Optional[tuple[Step, ast.AST]]:
+    """(the step `expr` takes, its input) when `expr` keeps sharing its input's memory, else None.
+    `on_array`: inside `torch.from_numpy(...)`, where `x.data` is an attribute, not a tensor's `.data`."""
+    if isinstance(expr, ast.Subscript):
+        return (Step(VIEW, expr, "[]"), expr.value) if not _advanced(expr.slice, ctx) else None
+    if isinstance(expr, ast.Attribute):
+        if expr.attr == "data" and not on_array:
+            return Step(DATA, expr, ".data"), expr.value
+        if expr.attr in VIEW_PROPERTIES:
+            return Step(VIEW, expr, "." + expr.attr), expr.value
+        return None
+    if not isinstance(expr, ast.Call):
+        return None
+    func = expr.func
+    q = ctx.qualname(func)
+    if q in ARRAY_TO_TENSOR:
+        if len(expr.args) == 1 and not any(k.arg in ("dtype", "device", "copy") for k in expr.keywords):
+            return Step(FROM_NUMPY, expr, q), expr.args[0]
+        return None
+    if q in NUMPY_ALIASES:
+        if len(expr.args) == 1 and not expr.keywords:
+            return Step(ASARRAY, expr, q.replace("numpy.", "np.") + "()"), expr.args[0]
+        return None
+    op = api.function(q)  # torch.transpose(t, 0, 1), torch.detach(t)
+    if op is not None:
+        if op.alias not in ("view", "alias") or op.mutates or not expr.args:
+            return None
+        kind = VIEW if op.alias == "view" else MAY
+        return Step(DETACH if kind == VIEW and op.grad == "drops" else kind, expr, q), expr.args[0]
+    if not isinstance(func, ast.Attribute):
+        return None
+    name, recv = func.attr, func.value
+    if name == "numpy" and not expr.args:
+        return Step(NUMPY, expr, ".numpy()"), recv
+    op = api.method(name)
+    if op is not None and (op.gives_tensor or op.returns == "tensors") and not op.mutates:
+        if op.alias == "view":
+            return Step(DETACH if op.grad == "drops" else VIEW, expr, f".{name}()"), recv
+        if op.alias == "alias":
+            if name in CASTS:
+                return None
+            if name in MOVES:
+                return (Step(MOVE, expr, f".{name}()"), recv) if _moves_only(expr) else None
+            return Step(MAY, expr, f".{name}()"), recv
+    if name in NUMPY_VIEW_METHODS:
+        return Step(VIEW, expr, f".{name}()"), recv
+    return None
+
+
+def _moves_only(call: ast.Call) -> bool:
+    """`.to(device)`, `.to("cpu")`, `.cpu()`: a device move that keeps the dtype and makes no forced copy;
+    `.to(torch.float32)`, `.to(other)` (another tensor's dtype) and `copy=True` may copy."""
+    if any(k.arg == "copy" or k.arg == "dtype" for k in call.keywords):
+        return False
+    if call.func.attr != "to":
+        return True
+    if len(call.args) > 1:
+        return False  # .to(device, dtype)
+    if not call.args:
+        return any(k.arg == "device" for k in call.keywords)
+    arg = call.args[0]
+    if isinstance(arg, ast.Constant):
+        return isinstance(arg.value, str)
+    if isinstance(arg, ast.Call):
+        return (dotted(arg.func) or "").endswith("device")
+    return names.DEVICE_NAME(dotted(arg))
+
+
+def _advanced(index: ast.AST, ctx) -> bool:
+    """Advanced indexing copies: a list, a mask (a comparison, `~m`), an array or tensor built for it, or a
+    name the file shows holds one; slices, ints, None and names of unknown kind give (or may give) views."""
+    for part in index.elts if isinstance(index, ast.Tuple) else [index]:
+        if isinstance(part, (ast.Slice, ast.Constant)) or (isinstance(part, ast.UnaryOp) and isinstance(
+                part.op, (ast.USub, ast.UAdd)) and isinstance(part.operand, ast.Constant)):
+            continue
+        if isinstance(part, (ast.Name, ast.Attribute, ast.BinOp)) and ctx.kind(part) not in INDEX_ARRAYS:
+            continue
+        return True
+    return False
+
+
+def _consistent(alias: Alias, ctx) -> bool:
+    """The steps fit the side they are on, and the evidence agrees on what crosses: `.numpy()` of a
+    tensor in a torch file, `np.asarray` of something known to be a tensor, `torch.from_numpy` of
+    something not known to be a tensor (`torch.as_tensor` / `torch.asarray` of a known array). Device
+    moves count as shared only where they may keep a CPU tensor (`.cpu()`, `.to(device)`): from_numpy's
+    result is one, and that is where `.numpy()` works."""
+    ops = [s.op for s in alias.steps]
+    if not CREATES & set(ops):
+        return False
+    crossings = [op for op in ops if op in CROSSINGS]
+    side = "ndarray" if crossings and crossings[0] == FROM_NUMPY else "tensor"
+    for s in alias.steps:
+        if s.op in CROSSINGS:
+            if not _crosses(s, alias, ctx, side):
+                return False
+            side = "tensor" if s.op == FROM_NUMPY else "ndarray"
+        elif side == "ndarray":
+            if s.op not in (VIEW, MAY) or not _array_view(s.node):
+                return False  # a tensor's method on an array
+        elif s.op == MOVE and not _to_cpu(s.node):
+            return False
+    return True
+
+
+def _crosses(step: Step, alias: Alias, ctx, side: str) -> bool:
+    if step.op == NUMPY:
+        return side == "tensor" and _imports_torch(ctx) and ctx.kind(alias.source) not in (NDARRAY, MODULE)
+    if step.op == ASARRAY:
+        return side == "tensor" and ctx.kind(step.node.args[0]) in TENSORISH
+    known = ctx.kind(step.node.args[0])
+    if step.text == "torch.from_numpy":
+        return side == "ndarray" and known not in SURE_TENSOR
+    return side == "ndarray" and known == NDARRAY
+
+
+def _to_cpu(call: ast.Call) -> bool:
+    """A device move that keeps a CPU tensor where it is, for all the file shows (`.cpu()`, `.to(device)`
+    with `device` unknown); `.cuda()`, `.pin_memory()`, `.to("cuda")` copy it."""
+    name = call.func.attr
+    if name in ("cuda", "pin_memory"):
+        return False
+    if name == "to":
+        given = call.args[0] if call.args else next(k.value for k in call.keywords if k.arg == "device")
+        if isinstance(given, ast.Constant):
+            return str(given.value).startswith("cpu")
+    return True
+
+
+def _array_view(node: ast.AST) -> bool:
+    """A view step that an ndarray can take: a basic index, `.T` / `.real` / `.imag`, a NumPy view method."""
+    if isinstance(node, ast.Subscript):
+        return True
+    if isinstance(node, ast.Attribute):
+        return node.attr in ("T", "real", "imag")
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in NUMPY_VIEW_METHODS
+
+
+def _imports_torch(ctx) -> bool:
+    aliases = ctx.facts.aliases.values()
+    return any(a == "torch" or a.startswith("torch.") for a in aliases) and not any(
+        a.startswith(FRAMEWORKS) for a in aliases)
 
 
 def named(expr: ast.AST) -> Optional[ast.AST]:

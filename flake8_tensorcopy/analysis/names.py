@@ -184,5 +184,12 @@ FORWARD_FUNC = Heuristic(
     must=["forward", "_forward", "forward_train", "encoder_forward"],
     must_not=["forwarding_table_size_x", "fwd", "step"],
 )
+# What `.to(x)` is given when it moves a tensor rather than casting it: a device (`.to(device)`,
+# `.to(self.device)`, `.to(x.device)`); a cast to a dtype or to another tensor's type may copy.
+DEVICE_NAME = Heuristic(
+    last="device devices dev cpu cuda gpu".split(),
+    must=["device", "self.device", "x.device", "torch_device", "target_dev", "gpu"],
+    must_not=["dtype", "device_count", "devices_list", "cuda_available", "other_tensor"],
+)
 
 ALL = {name: h for name, h in globals().items() if isinstance(h, Heuristic)}

@@ -2,7 +2,8 @@
 
 ## What it does
 Flags an in-place write (`z[i] = v`, `z += v`, `z.add_(...)` or any `*_` method, `out=z`) into a
-name bound to `y.detach()`, or `w = y.detach().add_(...)`, when `y` is used after the write.
+name bound to `y.detach()` (or to a view or a CPU move of it: `y.detach().view(-1)`,
+`y.detach().cpu()`), or `w = y.detach().add_(...)`, when `y` is used after the write.
 
 ## Why is this bad?
 `detach()` returns an alias, not a copy: the result shares `y`'s storage *and* its version counter.
@@ -10,9 +11,10 @@ The write changes `y` too, and if autograd saved `y` for the backward pass, `bac
 "one of the variables needed for gradient computation has been modified by an inplace operation".
 Code that meant "take a copy and change the copy" silently changes the original.
 
-Not flagged: a detach of a fresh temporary (`f(x).detach()`, `x.clone().detach()`), rebinding
-(`z = z + 1`), intended parameter / gradient / optimizer / EMA writes (`p.detach().mul_(...)` in an
-update or init function, `.weight`, `.bias`, `.grad`), and sources never used after the write.
+Not flagged: a detach of a fresh temporary (`f(x).detach()`, `x.clone().detach()`), copies on the way
+(a cast such as `.double()`, a mask index, `.cuda()` of a CPU tensor), rebinding (`z = z + 1`),
+intended parameter / gradient / optimizer / EMA writes (`p.detach().mul_(...)` in an update or init
+function, `.weight`, `.bias`, `.grad`), and sources never used after the write.
 
 ## Example
 ```python
@@ -31,8 +33,8 @@ loss = y.sum()
 ```
 
 ## Fix safety
-Unsafe: the fix turns the detach site into `.detach().clone()`. It removes the aliasing, so code that
-relied on the write reaching `y` behaves differently.
+Unsafe: the fix appends `.clone()` at the alias site (`y.detach().clone()`, `y.detach().cpu().clone()`).
+It removes the aliasing, so code that relied on the write reaching `y` behaves differently.
 
 ## References
 - torch.Tensor.detach: "Returned Tensor shares the same storage with the original one. In-place
@@ -43,16 +45,17 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.aliasing import alias_binding, kept_inplace, named, still_used
+from ..analysis.aliasing import DETACH, DIRECT, alias_writes, named, still_used
 from ..analysis.evidence import is_param_like
 from ..analysis.facts import end_of
-from ..analysis.inplace import written
 from ..model import FixSafety
+from .edits import as_receiver
 
 CODE = "TEN101"
 NAME = "detach-alias-write"
-MESSAGE = ("in-place write to '{alias}', a detach() alias of '{source}': '{source}' changes too "
-           "(shared storage and version counter); copy with {source}.detach().clone()")
+MESSAGE = ("in-place write to '{alias}', a detach() alias of '{source}': '{source}' changes too (shared "
+           "storage and version counter){where}; copy with {source}.detach().clone()")
+ON_CPU = " when it is a CPU tensor (.cpu() / .to(device) return it; from CUDA they copy: CPU and GPU runs differ)"
 FIX = FixSafety.UNSAFE
 TRIGGER = r"\.detach\(\)"
 NODES = (ast.Assign, ast.AugAssign, ast.Call)
@@ -62,30 +65,14 @@ CLAIM = ("An in-place write through y.detach() changes y and bumps its version c
 
 
 def check(node, ctx):
-    if isinstance(node, ast.Assign):
-        for alias, inner in kept_inplace(node, _is_detach_call):
-            source = inner.func.value
-            if _reportable_source(source, ctx, end_of(node)):
-                fix = ctx.replace(inner, ctx.text(inner) + ".clone()", FIX)
-                yield ctx.finding(node, fix, alias=alias, source=ctx.text(source))
-    target = written(node)
-    if not isinstance(target, ast.Name):
-        return
-    origin = alias_binding(target.id, ctx, _is_detach_call)
-    if origin is None:
-        return
-    source = origin.value.func.value
-    if isinstance(source, ast.Name) and source.id == target.id:
-        return  # y = y.detach(): the original object has no name left to be read through
-    if not _reportable_source(source, ctx, end_of(node)):
-        return
-    fix = ctx.replace(origin.value, ctx.text(origin.value) + ".clone()", FIX)
-    yield ctx.finding(node, fix, alias=target.id, source=ctx.text(source))
-
-
-def _is_detach_call(expr) -> bool:
-    return (isinstance(expr, ast.Call) and not expr.args and isinstance(expr.func, ast.Attribute)
-            and expr.func.attr == "detach")
+    for write in alias_writes(node, ctx):
+        alias = write.alias
+        if write.how == DIRECT or alias.family != DETACH or not _reportable_source(alias.source, ctx, end_of(node)):
+            continue
+        site = alias.site
+        fix = ctx.replace(site, as_receiver(ctx.text(site), site) + ".clone()", FIX)
+        yield ctx.finding(node, fix, alias=write.name, source=ctx.text(alias.source),
+                          where=ON_CPU if alias.moved else "")
 
 
 def _reportable_source(source: ast.AST, ctx, after) -> bool:

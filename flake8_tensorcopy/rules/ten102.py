@@ -3,7 +3,8 @@
 ## What it does
 Flags three shapes of in-place write through `.data`:
 
-- `d = y.data` then `d.mul_(0)` / `d[i] = v` / `d += v`, where `y` is computed from tensors that
+- `d = y.data` (or a view of it, `y.data.view(-1)`) then `d.mul_(0)` / `d[i] = v` / `d += v`, where
+  `y` is computed from tensors that
   require grad (a non-leaf of the graph) and `y` is used after the write;
 - `y.data[...] = v` or `y.data.clamp_(...)` on such a `y`, followed by a `.backward()` in the same
   function;
@@ -62,10 +63,9 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.aliasing import alias_binding, kept_inplace, named, still_used
+from ..analysis.aliasing import DATA, DIRECT, KEPT, NAME as BY_NAME, alias_writes, still_used
 from ..analysis.evidence import SURE_TENSOR, is_param_like
 from ..analysis.facts import Bind, children, dotted, end_of, pos_of, walk
-from ..analysis.inplace import written
 from ..model import FixSafety
 
 CODE = "TEN102"
@@ -73,8 +73,9 @@ NAME = "data-inplace-write"
 MESSAGE = ("in-place write through {via} changes '{source}' behind autograd's back (.data does not "
            "bump the version counter): {effect}; {advice}")
 FIX = FixSafety.UNSAFE
-# `.data` at the end of a line (an alias), or followed by an index, an in-place method or `op=`.
-TRIGGER = r"(?m)\.data(?:[ \t]*(?:$|#)|\[|\.\w+_\(|[ \t]*[-+*/]=)"
+# `.data` (or a view of it: `.data.view(-1)`) at the end of a line (an alias), or followed by an index,
+# an in-place method or `op=`.
+TRIGGER = r"(?m)\.data(?:\.\w+\([^()\n]*\))*(?:[ \t]*(?:$|#)|\[|\.\w+_\(|[ \t]*[-+*/]=)"
 NODES = (ast.Assign, ast.AugAssign, ast.Expr)
 CLAIM = ("An in-place write through y.data, where a graph saved y, leaves y._version unchanged and "
          "backward() returns a gradient that differs from the true gradient without raising; "
@@ -90,46 +91,48 @@ SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 def check(node, ctx):
     if ctx.in_param_update_function:
         return
-    if isinstance(node, ast.Assign):
-        yield from _kept_result(node, ctx)
-    target = _write_target(node)
-    if target is None or ctx.frame.grad_disabled:
+    for write in alias_writes(node, ctx):
+        if write.alias.family != DATA:
+            continue
+        if write.how == KEPT:
+            yield from _kept_result(node, write, ctx)
+        elif ctx.frame.grad_disabled:
+            continue
+        elif write.how == DIRECT:  # y.data[...] = v, y.data.mul_(0)
+            yield from _direct(node, write, ctx)
+        elif write.how == BY_NAME:  # d = y.data; d.mul_(0)
+            yield from _through_name(node, write, ctx)
+
+
+def _direct(node, write, ctx):
+    source, site = write.alias.source, write.alias.site
+    if not _graph_tracked(source, ctx) or not _backward_after(node, ctx):
         return
-    if _is_data(target):  # y.data[...] = v, y.data.mul_(0)
-        source = named(target.value)
-        if source is None or not _graph_tracked(source, ctx) or not _backward_after(node, ctx):
-            return
-        yield ctx.finding(node, None, via=f"'{ctx.text(target)}'", source=ctx.text(source),
-                          effect=GRAD_WRONG, advice="write out of place instead")
-    elif isinstance(target, ast.Name):  # d = y.data; d.mul_(0)
-        origin = alias_binding(target.id, ctx, _is_data)
-        if origin is None:
-            return
-        source = named(origin.value.value)
-        if source is None or (isinstance(source, ast.Name) and source.id == target.id):
-            return
-        if not _graph_tracked(source, ctx) or not still_used(source, ctx, end_of(node)):
-            return
-        text = ctx.text(source)
-        fix = ctx.replace(origin.value, f"{text}.detach().clone()", FIX)
-        yield ctx.finding(node, fix, via=f"'{target.id}' (bound to {text}.data)", source=text,
-                          effect=GRAD_WRONG, advice=COPY_ADVICE.format(source=text))
+    yield ctx.finding(node, None, via=f"'{ctx.text(site)}'", source=ctx.text(source),
+                      effect=GRAD_WRONG, advice="write out of place instead")
 
 
-def _kept_result(node: ast.Assign, ctx):
+def _through_name(node, write, ctx):
+    source = write.alias.source
+    if not _graph_tracked(source, ctx) or not still_used(source, ctx, end_of(node)):
+        return
+    text = ctx.text(source)
+    fix = ctx.replace(write.alias.step(DATA).node, f"{text}.detach().clone()", FIX)
+    yield ctx.finding(node, fix, via=f"'{write.name}' (bound to {text}.data)", source=text,
+                      effect=GRAD_WRONG, advice=COPY_ADVICE.format(source=text))
+
+
+def _kept_result(node: ast.Assign, write, ctx):
     """`noise = x.data.normal_()`: x is overwritten, and the result is used as if it were new."""
-    for alias, data in kept_inplace(node, _is_data):
-        source = named(data.value)
-        if source is None or (isinstance(source, ast.Name) and source.id == alias):
-            continue
-        if is_param_like(source, ctx) or not (ctx.kind(source) in SURE_TENSOR or ctx.attached(source)):
-            continue
-        if not still_used(source, ctx, end_of(node)) or _only_refilled(source, ctx):
-            continue
-        text = ctx.text(source)
-        fix = ctx.replace(data, f"{text}.detach().clone()", FIX)
-        yield ctx.finding(node, fix, via=f"'{ctx.text(node.value)}' (kept as '{alias}')", source=text,
-                          effect=f"'{text}' itself is overwritten, not copied", advice=COPY_ADVICE.format(source=text))
+    source = write.alias.source
+    if is_param_like(source, ctx) or not (ctx.kind(source) in SURE_TENSOR or ctx.attached(source)):
+        return
+    if not still_used(source, ctx, end_of(node)) or _only_refilled(source, ctx):
+        return
+    text = ctx.text(source)
+    fix = ctx.replace(write.alias.step(DATA).node, f"{text}.detach().clone()", FIX)
+    yield ctx.finding(node, fix, via=f"'{ctx.text(node.value)}' (kept as '{write.name}')", source=text,
+                      effect=f"'{text}' itself is overwritten, not copied", advice=COPY_ADVICE.format(source=text))
 
 
 def _only_refilled(source, ctx) -> bool:
@@ -151,17 +154,6 @@ def _only_refilled(source, ctx) -> bool:
                 and call.func is up)
 
     return bool(reads) and all(refilled(n) for n in reads)
-
-
-def _write_target(node):
-    """What an Assign / AugAssign / statement call writes in place, or None."""
-    if isinstance(node, ast.Expr):
-        return written(node.value) if isinstance(node.value, ast.Call) else None
-    return written(node)
-
-
-def _is_data(expr) -> bool:
-    return isinstance(expr, ast.Attribute) and expr.attr == "data"
 
 
 def _graph_tracked(source: ast.AST, ctx) -> bool:

@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Iterator, TypeVar
 T = TypeVar("T")
 R = TypeVar("R")
 PR_SET_PDEATHSIG = 1
-_abandoned: list[ProcessPoolExecutor] = []
+_stopped = False  # a pool of this process was stopped mid-run
 
 
 def _worker_start(parent: int) -> None:
@@ -38,7 +38,8 @@ def parallel_map(fn: Callable[[T], R], items: Iterable[T], workers: int, chunksi
     try:
         yield from pool.map(fn, items, chunksize=chunksize)
     except BaseException:
-        _abandoned.append(pool)
+        global _stopped
+        _stopped = True
         _quiet_teardown()
         for process in list(getattr(pool, "_processes", {}).values()):
             process.terminate()
@@ -49,7 +50,7 @@ def parallel_map(fn: Callable[[T], R], items: Iterable[T], workers: int, chunksi
 
 def abandoned() -> bool:
     """Whether a pool was stopped on an error or an interrupt in this process."""
-    return bool(_abandoned)
+    return _stopped
 
 
 def _quiet_teardown() -> None:

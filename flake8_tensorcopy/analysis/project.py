@@ -9,6 +9,7 @@ once per process (keyed by path, size and modification time).
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import os
 import stat
@@ -21,48 +22,26 @@ LIMIT = 1 << 20  # a module larger than this (generated code, vendored data) is 
 MAX_HOPS = 3  # re-exports followed: `from .ops import f` in a package's __init__.py
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 STDIN_NAMES = ("-", "stdin", "<stdin>")  # source with no place on disk: nothing beside it to read
-_parsed: dict[tuple, Optional[FileFacts]] = {}
+_parsed: dict[tuple, Optional[FileFacts]] = {}  # (path, size, mtime) -> its facts
+_homes: dict[int, FileFacts] = {}  # id of a def found in a neighbour -> that neighbour's facts
 
 
-def imported_def(facts: FileFacts, node: ast.ImportFrom, name: str, hops: int = 0) -> Optional[ast.AST]:
-    """The plain def that `name`, bound by `node` in the file of `facts`, names in its own module."""
-    if facts.path in (None, *STDIN_NAMES) or hops > MAX_HOPS:
-        return None
-    alias = next((a for a in node.names if (a.asname or a.name) == name), None)
-    if alias is None or alias.name == "*":
-        return None
-    home = _module_facts(facts.path, node.module, node.level)
-    if home is None:
-        return None
-    found = home.module_scope.bindings.get(alias.name, ())
-    if len(found) != 1:  # bound twice (a fallback import, a redefinition): which one runs is unknown
-        return None
-    b = found[0]
-    if b.kind == Bind.OTHER and isinstance(b.node, DEFS):
-        return b.node
-    if b.kind == Bind.IMPORT and isinstance(b.node, ast.ImportFrom):
-        return imported_def(home, b.node, alias.name, hops + 1)
-    return None
+def imported_def(facts: FileFacts, node: ast.ImportFrom, name: str) -> Optional[ast.AST]:
+    """The plain def that `name`, bound by `from ... import` `node` in the file of `facts`, stands for."""
+    alias = _alias(node, name)
+    return _def_in(_module_facts(facts, node.module, node.level), alias.name) if alias else None
 
 
 def module_def(facts: FileFacts, node: ast.AST, name: str, attr: str) -> Optional[ast.AST]:
     """The plain def `attr` of the module that `name`, bound by `node`, stands for: `utils.split(...)`
     after `import utils`, `import pkg.utils as utils` or `from . import utils`."""
-    if facts.path in (None, *STDIN_NAMES):
-        return None
     if isinstance(node, ast.Import):
-        alias = next((a for a in node.names if a.asname == name or (a.asname is None and a.name == name)), None)
+        alias = next((a for a in node.names if (a.asname or a.name) == name), None)
         module, level = (alias.name if alias else None), 0
     else:
-        alias = next((a for a in node.names if (a.asname or a.name) == name), None)
+        alias = _alias(node, name)
         module, level = (".".join(filter(None, [node.module, alias.name])) if alias else None), node.level
-    home = _module_facts(facts.path, module, level) if module else None
-    if home is None:
-        return None
-    found = home.module_scope.bindings.get(attr, ())
-    if len(found) == 1 and found[0].kind == Bind.OTHER and isinstance(found[0].node, DEFS):
-        return found[0].node
-    return None
+    return _def_in(_module_facts(facts, module, level), attr) if module else None
 
 
 def home(fn: ast.AST) -> Optional[FileFacts]:
@@ -70,12 +49,36 @@ def home(fn: ast.AST) -> Optional[FileFacts]:
     return _homes.get(id(fn))
 
 
-_homes: dict[int, FileFacts] = {}
+def _alias(node: ast.ImportFrom, name: str) -> Optional[ast.alias]:
+    alias = next((a for a in node.names if (a.asname or a.name) == name), None)
+    return None if alias is None or alias.name == "*" else alias
 
 
-def _module_facts(path: str, module: Optional[str], level: int) -> Optional[FileFacts]:
-    """The facts of the module that `from <level dots><module> import ...` in the file at `path` reads."""
-    here = os.path.dirname(os.path.abspath(path))
+def _def_in(home: Optional[FileFacts], name: str, hops: int = 0) -> Optional[ast.AST]:
+    """The def `name` is bound to, once, at the top of `home`'s module; a re-export is followed."""
+    found = home.module_scope.bindings.get(name, ()) if home is not None and hops <= MAX_HOPS else ()
+    if len(found) != 1:  # bound twice (a fallback import, a redefinition): which one runs is unknown
+        return None
+    b = found[0]
+    if b.kind == Bind.OTHER and isinstance(b.node, DEFS):
+        return b.node
+    if b.kind == Bind.IMPORT and isinstance(b.node, ast.ImportFrom) and _alias(b.node, name):
+        return _def_in(_module_facts(home, b.node.module, b.node.level), _alias(b.node, name).name, hops + 1)
+    return None
+
+
+def _module_facts(facts: FileFacts, module: Optional[str], level: int) -> Optional[FileFacts]:
+    """The facts of the module that `from <level dots><module> import ...` in the file of `facts` reads."""
+    if facts.path in (None, *STDIN_NAMES):
+        return None
+    file = _module_file(os.path.dirname(os.path.abspath(facts.path)), module, level)
+    return _facts_of(file) if file else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _module_file(here: str, module: Optional[str], level: int) -> Optional[str]:
+    """Where that module's source is, for a file in the folder `here` (asked once per folder and module:
+    `torch.zeros(...)` asks about `torch` at every call)."""
     parts = module.split(".") if module else []
     if level:
         base = here
@@ -89,11 +92,9 @@ def _module_facts(path: str, module: Optional[str], level: int) -> Optional[File
             candidates.append(here)  # a script imports the modules beside it
     for base in candidates:
         target = os.path.join(base, *parts)
-        for file in (target + ".py", os.path.join(target, "__init__.py")):
-            if parts or file.endswith("__init__.py"):
-                facts = _facts_of(file)
-                if facts is not None:
-                    return facts
+        for file in ([target + ".py"] if parts else []) + [os.path.join(target, "__init__.py")]:
+            if os.path.isfile(file):
+                return file
     return None
 
 

@@ -115,19 +115,17 @@ def _real_tensor(arg: ast.expr, ctx) -> bool:
 def _computed_from(arg: ast.expr, base: ast.expr) -> bool:
     """`x.new_tensor(x != pad)`, `x.new_tensor(x[mask] * 2)`: the argument is computed elementwise from the
     receiver, which calling `new_tensor` on proves a tensor; so the argument is one too."""
-    key = dotted(base)
-    while key is not None:
-        if dotted(arg) == key:
-            return True
-        if isinstance(arg, ast.Compare) and len(arg.comparators) == 1:
-            arg = arg.left if _computed_from(arg.left, base) else arg.comparators[0]
-        elif isinstance(arg, ast.BinOp):
-            return _computed_from(arg.left, base) or _computed_from(arg.right, base)
-        elif isinstance(arg, (ast.UnaryOp, ast.Subscript)):
-            arg = arg.operand if isinstance(arg, ast.UnaryOp) else arg.value
-        else:
-            return False
-    return False
+    if dotted(base) is not None and dotted(arg) == dotted(base):
+        return True
+    if isinstance(arg, ast.Compare) and len(arg.comparators) == 1:
+        parts = [arg.left, arg.comparators[0]]
+    elif isinstance(arg, ast.BinOp):
+        parts = [arg.left, arg.right]
+    elif isinstance(arg, (ast.UnaryOp, ast.Subscript)):
+        parts = [arg.operand if isinstance(arg, ast.UnaryOp) else arg.value]
+    else:
+        return False
+    return any(_computed_from(p, base) for p in parts)
 
 
 def _from_callers(arg: ast.expr, ctx) -> bool:

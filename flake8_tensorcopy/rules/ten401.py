@@ -336,17 +336,31 @@ def _flows_into_loss(key: str, loop, ctx) -> bool:
 def _loss_keys(ctx) -> frozenset:
     """Names and attribute paths that reach a backward() / autograd.grad call in the function (the
     module's code outside functions: the whole file)."""
-    facts = ctx.facts
-    root = ctx.frame.func if ctx.frame.func is not None else facts.tree
-    memo_key = ("loss-keys", id(root))
-    cached = facts.memo.get(memo_key)
-    if cached is not None:
-        return cached
-    keys, assigns = set(), []
+    return _backwards(ctx)[0]
+
+
+def _backpropagated_elements(ctx) -> frozenset:
+    """Lists an element of which is backpropagated (`losses[-1].backward()`): what they hold requires grad,
+    and backward through one element leaves the others' graphs alive."""
+    return _backwards(ctx)[1]
+
+
+def _backwards(ctx) -> tuple[frozenset, frozenset]:
+    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    return ctx.facts.index(_backward_keys, root)
+
+
+def _backward_keys(facts, root) -> tuple[frozenset, frozenset]:
+    """(loss keys, lists backpropagated through one element) of the code under `root`, in one walk."""
+    keys, elements, assigns = set(), set(), []
     for n in walk(root):
         if isinstance(n, ast.Call):
             if isinstance(n.func, ast.Attribute) and n.func.attr == "backward":
-                keys |= _keys_in(n.func.value) if _element_of(n.func.value) is None else set()
+                element = _element_of(n.func.value)
+                if element is None:
+                    keys |= _keys_in(n.func.value)
+                else:
+                    elements.add(element)
                 for a in list(n.args) + [k.value for k in n.keywords]:
                     keys |= _keys_in(a)
             elif facts.qualname(n.func) in GRAD_CALLS:
@@ -362,9 +376,7 @@ def _loss_keys(ctx) -> frozenset:
             if targets & keys and not sources <= keys:
                 keys |= sources
                 changed = True
-    result = frozenset(keys)
-    facts.memo[memo_key] = result
-    return result
+    return frozenset(keys), frozenset(elements)
 
 
 def _element_of(expr) -> Optional[str]:
@@ -374,19 +386,6 @@ def _element_of(expr) -> Optional[str]:
         if isinstance(index, ast.Constant) and type(index.value) is int:
             return dotted(expr.value)
     return None
-
-
-def _backpropagated_elements(ctx) -> frozenset:
-    """Lists an element of which is backpropagated (`losses[-1].backward()`): what they hold requires grad,
-    and backward through one element leaves the others' graphs alive."""
-    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    return ctx.facts.index(_element_backwards, root)
-
-
-def _element_backwards(facts, root) -> frozenset:
-    return frozenset(key for n in walk(root)
-                     if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
-                     for key in [_element_of(n.func.value)] if key)
 
 
 def _keys_in(expr) -> set:

@@ -76,7 +76,7 @@ import ast
 from typing import Optional
 
 from ..analysis import api, builtins_api, names
-from ..analysis.facts import Bind, dotted, pos_of, walk
+from ..analysis.facts import Bind, children, dotted, pos_of, walk
 from ..model import Fix, FixSafety
 from .edits import as_receiver
 from .ten203 import _kept_clones
@@ -86,31 +86,27 @@ NAME = "loss-accumulated-with-graph"
 MESSAGE = ("'{value}' is accumulated into '{acc}' with its autograd graph: every step's graph stays "
            "alive across the loop; accumulate {use}")
 FIX = FixSafety.UNSAFE
-TRIGGER = r"(?s)\A(?=.*\.(?:backward|step)\()(?=.*(?:\+=|\.(?:append|insert|appendleft)\())"
-HOT = r"\+=|\.(?:append|insert|appendleft)\("  # where findings are
+ENTRY_ADD = r"\b(\w+)\[[^\]\n]*\][ \t]*=(?!=)[^\n]*?\b\1(?:\[|\.get\()"  # stats[k] = stats[k] + v
+HOT = r"\+=|\.(?:append|insert|appendleft)\(|" + ENTRY_ADD  # where findings are
+TRIGGER = r"(?s)\A(?=.*\.(?:backward|step)\()(?=.*(?:" + HOT + "))"
 WHOLE_FILE = True  # backward() calls and helper defs anywhere in the file decide
-NODES = (ast.AugAssign, ast.Expr)
+NODES = (ast.AugAssign, ast.Assign, ast.Expr)
 CLAIM = ("A graph-attached loss accumulated across a loop keeps every step's graph reachable: without "
          "a backward through it, each step's saved activations stay alive (weak references to them "
          "survive), and after a per-step backward the accumulator's chain of graph nodes grows with every "
          "step; accumulating loss.item() or loss.detach() keeps neither.")
 APPENDERS = {"append": 0, "appendleft": 0, "insert": 1}
 GRAD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
+SUMS = frozenset({"torch.stack", "torch.cat", "torch.sum"})
 
 
 def check(node, ctx):
     if ctx.frame.grad_disabled or not ctx.frame.loops:
         return
-    if isinstance(node, ast.AugAssign):
-        if not isinstance(node.op, ast.Add):
-            return
-        acc, values = node.target, [node.value]
-    else:
-        call = node.value
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and call.func.attr in APPENDERS and not call.keywords):
-            return
-        acc, values = call.func.value, call.args[APPENDERS[call.func.attr]:][:1]
+    found = _accumulation(node)
+    if found is None:
+        return
+    acc, values = found
     key = _root_key(acc)
     if key is None or not values:
         return
@@ -121,7 +117,7 @@ def check(node, ctx):
     attached = [v for v in _elements(values[0]) if backpropagated or _carries_graph(v, ctx)]
     if not attached:
         return
-    numeric = isinstance(node, ast.AugAssign) and _starts_numeric(key, acc, ctx) and not _used_as_tensor(key, ctx)
+    numeric = not isinstance(node, ast.Expr) and _starts_numeric(key, acc, ctx) and not _used_as_tensor(key, ctx)
     suffix = ".item()" if numeric else ".detach()"
     shown = ctx.text(attached[0])
     use = f"{as_receiver(shown, attached[0])}{suffix}" + (" (a number)" if numeric else " (no graph)")
@@ -129,6 +125,36 @@ def check(node, ctx):
     if backpropagated:  # `losses[-1].backward()` needs the graph the fix would drop: call it on the loss itself
         fix, use = None, f"{use} and call backward() on the loss itself, not on {ctx.text(acc)}[-1]"
     yield ctx.finding(node, fix, value=shown, acc=ctx.text(acc), use=use)
+
+
+def _accumulation(node):
+    """(accumulator, [value]) of `total += v`, `stats[k] = stats[k] + v` (or `stats.get(k, 0) + v`),
+    `history.append(v)` / `.insert(i, v)`; None for anything else."""
+    if isinstance(node, ast.AugAssign):
+        return (node.target, [node.value]) if isinstance(node.op, ast.Add) else None
+    if isinstance(node, ast.Assign):
+        return _entry_accumulation(node)
+    call = node.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr in APPENDERS and not call.keywords):
+        return None
+    return call.func.value, call.args[APPENDERS[call.func.attr]:][:1]
+
+
+def _entry_accumulation(node: ast.Assign):
+    """`stats[k] = stats[k] + v`, `stats[k] = v + stats[k]`, `stats[k] = stats.get(k, 0) + v`: an entry
+    that adds to itself."""
+    (target,) = node.targets if len(node.targets) == 1 else (None,)
+    value = node.value
+    if not (isinstance(target, ast.Subscript) and isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+        return None
+    for own, added in ((value.left, value.right), (value.right, value.left)):
+        if _shape(own) == _shape(target) or (
+                isinstance(own, ast.Call) and isinstance(own.func, ast.Attribute) and own.func.attr == "get"
+                and own.args and _shape(own.func.value) == _shape(target.value)
+                and _shape(own.args[0]) == _shape(target.slice)):
+            return target, [added]
+    return None
 
 
 def _root_key(acc):
@@ -195,6 +221,8 @@ def _assigned(loop, ctx):
     """(dotted names, shapes) of every plain assignment target in the loop."""
     keys, shapes = set(), set()
     for stmt in walk(loop):
+        if isinstance(stmt, ast.Assign) and _entry_accumulation(stmt) is not None:
+            continue  # `stats[k] = stats[k] + v` adds, it does not reset
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
             stmt, ast.AnnAssign) else []
         for t in targets:
@@ -232,7 +260,52 @@ def _elements(expr):
 def _carries_graph(expr, ctx) -> bool:
     if _graph_free(expr, ctx, 0):
         return False
-    return ctx.attached(expr)
+    return ctx.attached(expr) or _loss_entry(expr, ctx)
+
+
+def _loss_entry(expr, ctx) -> bool:
+    """An entry of a dict whose entries' sum (`sum(losses.values()).backward()`) or one of whose entries
+    (`out["loss"].backward()`) is backpropagated: `losses["ce"]`, `losses[k]`, `v` of
+    `for k, v in losses.items()` (or `for v in losses.values()`), and sums and products of them."""
+    if isinstance(expr, ast.BinOp):
+        return _loss_entry(expr.left, ctx) or _loss_entry(expr.right, ctx)
+    held = None
+    if isinstance(expr, ast.Subscript) and (isinstance(expr.slice, ast.Name) or _entry(expr) is not None):
+        held = expr.value
+    elif isinstance(expr, ast.Name):
+        b = ctx.frame.scope.binding_before(expr.id, ctx.pos)
+        if b is not None and b.kind == Bind.FOR:
+            held = _entries_iterated(b.node, expr.id)
+    key = dotted(held) if held is not None else None
+    if key is None or _number_dict(held, ctx):
+        return False
+    return key in _summed_dicts(ctx) or key in ctx.frame.scope.backward_names
+
+
+def _entries_iterated(loop, name: str):
+    """The dict whose values `name` takes in `for k, name in d.items()` or `for name in d.values()`."""
+    it, target = loop.iter, loop.target
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and not it.args):
+        return None
+    if it.func.attr == "items" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        value = target.elts[1]
+    elif it.func.attr == "values":
+        value = target
+    else:
+        return None
+    return it.func.value if isinstance(value, ast.Name) and value.id == name else None
+
+
+def _number_dict(held, ctx) -> bool:
+    """The dict is, where it is read, a display or comprehension of numbers (`{k: v.item() for ...}`)."""
+    if not isinstance(held, ast.Name):
+        return False
+    b = ctx.frame.scope.binding_before(held.id, ctx.pos)
+    value = b.value if b is not None and b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) else None
+    if isinstance(value, ast.DictComp):
+        return _graph_free(value.value, ctx, 0) or _plain_number(value.value)
+    return isinstance(value, ast.Dict) and bool(value.values) and all(
+        _graph_free(v, ctx, 0) or _plain_number(v) for v in value.values)
 
 
 def _graph_free(expr, ctx, depth) -> bool:
@@ -290,15 +363,18 @@ def _plain_number(expr) -> bool:
 
 
 def _starts_numeric(key: str, acc, ctx) -> bool:
-    """`total = 0.0` for `total += ...`; `stats = {"loss": 0.0}` for `stats[k] += ...`."""
+    """`total = 0.0` for `total += ...`; `stats = {"loss": 0.0}` or `defaultdict(float)` for `stats[k] += ...`."""
     if "." in key:
         return False
     origin = ctx.frame.scope.origin(key, ctx.pos)
     value = origin.value if origin is not None else None
     if isinstance(acc, ast.Name):
         return _number_literal(value)
-    return isinstance(acc, ast.Subscript) and isinstance(acc.value, ast.Name) and isinstance(
-        value, ast.Dict) and bool(value.values) and all(_number_literal(v) for v in value.values)
+    if not (isinstance(acc, ast.Subscript) and isinstance(acc.value, ast.Name)):
+        return False
+    if isinstance(value, ast.Call) and ctx.facts.qualname(value.func) == "collections.defaultdict":
+        return len(value.args) == 1 and isinstance(value.args[0], ast.Name) and value.args[0].id in ("float", "int")
+    return isinstance(value, ast.Dict) and bool(value.values) and all(_number_literal(v) for v in value.values)
 
 
 def _used_as_tensor(key: str, ctx) -> bool:
@@ -345,38 +421,154 @@ def _backpropagated_elements(ctx) -> frozenset:
     return _backwards(ctx)[1]
 
 
-def _backwards(ctx) -> tuple[frozenset, frozenset]:
+def _summed_dicts(ctx) -> frozenset:
+    """Dicts whose entries are summed into what is backpropagated (`sum(losses.values()).backward()`):
+    each entry (`losses["ce"]`, or `v` of `for k, v in losses.items()`) is a loss term."""
+    return _backwards(ctx)[2]
+
+
+def _backwards(ctx) -> tuple[frozenset, frozenset, frozenset]:
     root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
     return ctx.facts.index(_backward_keys, root)
 
 
-def _backward_keys(facts, root) -> tuple[frozenset, frozenset]:
-    """(loss keys, lists backpropagated through one element) of the code under `root`, in one walk."""
-    keys, elements, assigns = set(), set(), []
+def _backward_keys(facts, root) -> tuple[frozenset, frozenset, frozenset]:
+    """(loss keys, lists backpropagated through one element, dicts whose entries are summed into a loss)
+    of the code under `root`, in one walk. A dict entry with a fixed key (`out["loss"]`,
+    `out[self.metric]`) is a key of its own: storing another entry (`out["mean"] = torch.stack(losses)`)
+    does not flow into the loss; storing the whole dict (`out = model(x)`) does."""
+    keys, elements, assigns, losses = set(), set(), [], []
     for n in walk(root):
         if isinstance(n, ast.Call):
             if isinstance(n.func, ast.Attribute) and n.func.attr == "backward":
                 element = _element_of(n.func.value)
                 if element is None:
-                    keys |= _keys_in(n.func.value)
+                    losses.append(n.func.value)
                 else:
                     elements.add(element)
-                for a in list(n.args) + [k.value for k in n.keywords]:
-                    keys |= _keys_in(a)
+                losses += list(n.args) + [k.value for k in n.keywords]
             elif facts.qualname(n.func) in GRAD_CALLS:
-                for a in list(n.args) + [k.value for k in n.keywords]:
-                    keys |= _keys_in(a)
+                losses += list(n.args) + [k.value for k in n.keywords]
         elif isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None:
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-            assigns.append((set().union(*(_keys_in(t) for t in targets)), _keys_in(n.value)))
+            assigns.append((set().union(*(_stored(t) for t in targets)), _reads(n.value), n.value))
+    for expr in losses:
+        keys |= _reads(expr)
     changed = True
     while changed:
         changed = False
-        for targets, sources in assigns:
-            if targets & keys and not sources <= keys:
-                keys |= sources
+        for targets, sources, value in assigns:
+            flowing = _flowing(targets, sources, value, keys)
+            if not flowing <= keys:
+                keys |= flowing
                 changed = True
-    return frozenset(keys), frozenset(elements)
+    losses += [value for targets, sources, value in assigns if _flowing(targets, sources, value, keys)]
+    summed = frozenset(d for expr in losses for d in _summed_entries(expr, facts))
+    names = frozenset(k if isinstance(k, str) else k[0] for k in keys)
+    return names, frozenset(elements), summed
+
+
+def _entry(expr) -> Optional[tuple[str, str]]:
+    """('out', index) for a dict entry with a fixed key: `out["loss"]`, `out[self.metric]`, `out[f"m_{k}"]`."""
+    if isinstance(expr, ast.Subscript):
+        base, index = dotted(expr.value), expr.slice
+        if base and (isinstance(index, (ast.Attribute, ast.JoinedStr)) or (
+                isinstance(index, ast.Constant) and isinstance(index.value, str))):
+            return base, ast.dump(index, annotate_fields=False)
+    return None
+
+
+def _reads(expr) -> set:
+    """The keys an expression reads: names, attribute paths, and dict entries with a fixed key."""
+    found, todo = set(), [expr]
+    while todo:
+        n = todo.pop()
+        entry = _entry(n)
+        if entry is not None:
+            found.add(entry)
+            continue
+        if isinstance(n, ast.Name):
+            found.add(n.id)
+        elif isinstance(n, ast.Attribute) and dotted(n):
+            found.add(dotted(n))
+        todo.extend(children(n))
+    return found
+
+
+def _stored(target) -> set:
+    """What an assignment target stores: a name, an attribute path, a dict entry, or (`d[i]`) the whole `d`."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return set().union(*(_stored(e) for e in target.elts)) if target.elts else set()
+    if isinstance(target, ast.Starred):
+        return _stored(target.value)
+    entry = _entry(target)
+    if entry is not None:
+        return {entry}
+    if isinstance(target, ast.Subscript) and dotted(target.value):
+        return {dotted(target.value)}
+    return {dotted(target)} if dotted(target) else _reads(target)
+
+
+def _flowing(targets: set, sources: set, value, keys: set) -> set:
+    """What an assignment's value passes into the loss keys: all it reads when it stores a key, but of a
+    dict display stored whole where only some entries are keys (`out = {**out, **extra}`), only what
+    gives those entries."""
+    if not any(_hits(t, keys) for t in targets):
+        return set()
+    if not (isinstance(value, ast.Dict) and len(targets) == 1):
+        return sources
+    (target,) = targets
+    if not isinstance(target, str) or target in keys:
+        return sources
+    found = set()
+    for entry in (k[1] for k in keys if not isinstance(k, str) and k[0] == target):
+        for key, item in zip(value.keys, value.values):
+            if key is None:  # **spread: its entry of the same key
+                found |= {(dotted(item), entry)} if dotted(item) else _reads(item)
+            elif _may_be_same(ast.dump(key, annotate_fields=False), entry):
+                found |= _reads(item)
+    return found
+
+
+def _hits(target, keys: set) -> bool:
+    """Storing `target` may change a loss key: the key itself, a whole dict one of whose entries is a
+    key, or an entry that may be the key's (`out["loss"]` and `out["mean"]` are two)."""
+    if isinstance(target, str):
+        return target in keys or any(not isinstance(k, str) and k[0] == target for k in keys)
+    base, index = target
+    return base in keys or any(not isinstance(k, str) and k[0] == base and _may_be_same(index, k[1]) for k in keys)
+
+
+def _may_be_same(a: str, b: str) -> bool:
+    """Two fixed keys (their ast dumps) may be equal: not two different strings, nor a key formatted with
+    text of its own (f"mean_{m}", a derived entry) and a key held by a name (`self.metric`)."""
+    if a == b:
+        return True
+    if a.startswith("Constant(") and b.startswith("Constant("):
+        return False
+    for fstr, other in ((a, b), (b, a)):
+        if fstr.startswith("JoinedStr(") and "Constant(" in fstr and other.startswith(("Attribute(", "Name(")):
+            return False
+    return True
+
+
+def _summed_entries(expr, facts) -> set:
+    """Dicts whose entries `expr` adds up: `sum(d.values())`, `torch.stack(list(d.values()))`,
+    `sum(v for v in d.values())`."""
+    found = set()
+    for n in walk(expr):
+        if not (isinstance(n, ast.Call) and n.args and (
+                (isinstance(n.func, ast.Name) and n.func.id == "sum") or facts.qualname(n.func) in SUMS)):
+            continue
+        arg = n.args[0]
+        while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id in ("list", "tuple"):
+            arg = arg.args[0] if len(arg.args) == 1 else None
+        if isinstance(arg, (ast.GeneratorExp, ast.ListComp)) and len(arg.generators) == 1:
+            arg = arg.generators[0].iter
+        if (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr in ("values", "items")
+                and not arg.args and dotted(arg.func.value)):
+            found.add(dotted(arg.func.value))
+    return found
 
 
 def _element_of(expr) -> Optional[str]:

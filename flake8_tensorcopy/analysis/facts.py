@@ -28,6 +28,7 @@ GRAD_ON_CALLS = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
 SET_GRAD = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
 TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 TRAINING_CALLS = frozenset({"backward", "step"})
+DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 class Bind(enum.Enum):
@@ -241,7 +242,7 @@ class FileFacts:
     def function_frame(self, node: ast.AST) -> Optional[Frame]:
         """The frame inside def `node` (for summaries of what it returns and how it is called). A def the
         walk skipped (no trigger text) is walked now, once, binding its names without giving rules its
-        nodes; None for a def in a class that was not walked."""
+        nodes; a method of a class the walk skipped is walked in that class's frame."""
         frame = self._frames.get(id(node))
         if frame is None and id(node) in self._outer:
             hot, self._hot = self._hot, None  # walk everything inside, record nothing
@@ -272,9 +273,10 @@ class FileFacts:
             self.classes_with_state_dict.add(node.name)
         if scope is not None:
             scope.bind(Binding(node.name, _pos(node), _end(node), Bind.OTHER, node=node))
-        if self._cold(node):
-            return []
         inner = Frame(Scope(node, scope), frame.func, node, frame.grad_disabled, (), frame.guards, frame.funcs)
+        if self._cold(node):  # its methods are walked when a summary asks (function_frame)
+            self._outer.update((id(d), inner) for d in node.body if isinstance(d, DEFS))
+            return []
         outer = [(d, frame) for d in node.decorator_list] + [(b, frame) for b in node.bases]
         outer += [(k, frame) for k in node.keywords]
         return outer + [(s, inner) for s in node.body]

@@ -136,4 +136,6 @@ def _parse(file: str) -> Optional[FileFacts]:
     for b in (b for bs in facts.module_scope.bindings.values() for b in bs):
         if b.kind == Bind.OTHER and isinstance(b.node, DEFS):
             _homes[id(b.node)] = facts
+        elif b.kind == Bind.OTHER and isinstance(b.node, ast.ClassDef):  # its methods (`__call__` of an instance)
+            _homes.update((id(d), facts) for d in b.node.body if isinstance(d, DEFS))
     return facts

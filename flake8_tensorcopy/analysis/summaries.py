@@ -16,7 +16,7 @@ import re
 from typing import Callable, Optional
 
 from . import project
-from .facts import Bind, children, lines_of
+from .facts import Bind, children, lines_of, walk
 
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -49,6 +49,41 @@ def callee(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
         if b is not None and b.kind == Bind.IMPORT:
             return project.module_def(ctx.facts, b.node, func.value.id, func.attr)
     return None
+
+
+def held_call(call: ast.Call, ctx, pos, depth: int = 0) -> Optional[ast.AST]:
+    """The `__call__` def that `self.loss_fn(...)` runs when the class sets `self.loss_fn` once, to an
+    instance of a class (`DualLoss(cfg)`) or to what a factory def returns (`create_loss(cfg)` whose
+    return is such an instance), in this file or a neighbouring module."""
+    func = call.func
+    cls = ctx.frame.cls
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+            and cls is not None and method(cls, func.attr) is None):
+        return None
+    key = ("held-call", id(cls), func.attr)
+    if key not in ctx.facts.memo:
+        values = [n.value for n in walk(cls) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                  and isinstance(n.targets[0], ast.Attribute) and n.targets[0].attr == func.attr
+                  and isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id == "self"]
+        made = _instance_class(values[0], ctx, pos, depth) if len(values) == 1 else None
+        ctx.facts.memo[key] = method(made, "__call__") if isinstance(made, ast.ClassDef) else None
+    return ctx.facts.memo[key]
+
+
+def _instance_class(value, ctx, pos, depth: int = 0) -> Optional[ast.ClassDef]:
+    """The class `value` is an instance of: `Cls(...)`, a name bound to one, or a factory def's return."""
+    if depth > 4:
+        return None
+    if isinstance(value, ast.Name):
+        found = ctx.frame.scope.reaching(value.id, pos)
+        b = found[0] if len(found) == 1 else None
+        return _instance_class(b.value, ctx, b.pos, depth + 1) if b is not None and b.value is not None else None
+    if not isinstance(value, ast.Call):
+        return None
+    made = callee(value, ctx, pos)
+    if isinstance(made, ast.ClassDef) or made is None:
+        return made
+    return returned(made, ctx, None, _instance_class, depth + 1)
 
 
 def method(cls: ast.ClassDef, name: str) -> Optional[ast.AST]:

@@ -75,7 +75,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..analysis import api, builtins_api, names
+from ..analysis import api, builtins_api, names, project, summaries
 from ..analysis.facts import Bind, children, dotted, pos_of, walk
 from ..model import Fix, FixSafety
 from .edits import as_receiver
@@ -173,13 +173,27 @@ def _outlived_training_loop(key: str, acc, ctx):
             return None
         if origin is not None and origin.pos >= pos_of(loop):
             continue  # bound inside this loop: it may still outlive an inner one only
-        if id(loop) in ctx.facts.training_loops and _torch_training(loop, ctx):
+        if (id(loop) in ctx.facts.training_loops and _torch_training(loop, ctx)) or _calls_step(loop, ctx):
             return loop
     return None
 
 
 def _torch_training(loop, ctx) -> bool:
     return _per_loop(ctx, loop, "torch-training", _trains)
+
+
+def _calls_step(loop, ctx) -> bool:
+    """The loop calls a training step of the file (`self.train_one_batch(x, y)`): a def that calls
+    `backward()` once, outside any loop of its own (a def that loops over batches is an epoch, not a step)."""
+    return _per_loop(ctx, loop, "calls-step", lambda loop, ctx: any(
+        isinstance(n, ast.Call) and _is_step(summaries.callee(n, ctx, pos_of(n)), ctx) for n in walk(loop)))
+
+
+def _is_step(fn, ctx) -> bool:
+    if not isinstance(fn, summaries.DEFS) or project.home(fn) is not None:
+        return False
+    return _per_loop(ctx, fn, "is-step", lambda fn, ctx: _trains(fn, ctx) and not any(
+        isinstance(n, (ast.For, ast.AsyncFor, ast.While)) and _trains(n, ctx) for n in walk(fn)))
 
 
 def _trains(loop, ctx) -> bool:
@@ -276,10 +290,67 @@ def _loss_entry(expr, ctx) -> bool:
         b = ctx.frame.scope.binding_before(expr.id, ctx.pos)
         if b is not None and b.kind == Bind.FOR:
             held = _entries_iterated(b.node, expr.id)
-    key = dotted(held) if held is not None else None
-    if key is None or _number_dict(held, ctx):
+    if held is None or _number_dict(held, ctx):
         return False
-    return key in _summed_dicts(ctx) or key in ctx.frame.scope.backward_names
+    key = dotted(held)
+    return key in _summed_dicts(ctx) or key in ctx.frame.scope.backward_names or _loss_dict(
+        held, ctx, ctx.pos, 0) is True
+
+
+def _loss_dict(name, ctx, pos, depth: int) -> Optional[bool]:
+    """`name` (or a call) holds a dict of loss terms: their sum is backpropagated here, or it comes from a def that
+    returns such a dict, or it is unpacked beside a loss that is backpropagated here from a call whose
+    returns build that loss as the sum of its entries (`loss, parts = self.loss_fn(out, y)` with
+    `return sum(parts.values()), parts`)."""
+    if depth > 4:
+        return None
+    if isinstance(name, ast.Call):
+        fn = summaries.callee(name, ctx, pos)
+        return summaries.returned(fn, ctx, None, _returned_loss_dict, depth + 1, any_path=True)
+    if not isinstance(name, ast.Name):
+        return None
+    if name.id in _summed_dicts(ctx) or name.id in ctx.frame.scope.backward_names:
+        return True
+    found = ctx.frame.scope.reaching(name.id, pos)
+    b = found[0] if len(found) == 1 else None
+    if b is None or b.grad_off or not isinstance(b.value, ast.Call):
+        return None
+    call = b.value
+    if b.kind == Bind.ASSIGN:
+        return _loss_dict(call, ctx, b.pos, depth + 1)
+    if b.kind != Bind.UNPACK or not isinstance(b.node, ast.Assign):
+        return None
+    fn = summaries.callee(call, ctx, b.pos) or summaries.held_call(call, ctx, b.pos)
+    losses = _loss_keys(ctx) | ctx.frame.scope.backward_names
+    for i, elt in enumerate(b.node.targets[0].elts):
+        if i != b.index and isinstance(elt, ast.Name) and elt.id in losses and _sums_entries_into(fn, b.index, i, ctx):
+            return True
+    return None
+
+
+def _returned_loss_dict(value, ctx, pos, depth):
+    return _loss_dict(value, ctx, pos, depth)
+
+
+def _sums_entries_into(fn, entries: int, total: int, ctx) -> bool:
+    """Every return of `fn` is a tuple whose element `total` is the sum of the entries of element
+    `entries` (`return sum(parts.values()), parts`, or a name bound to that sum)."""
+    home = project.home(fn) or ctx.facts
+    returns = summaries.returns(fn)
+    frame = home.function_frame(fn) if returns else None
+    if frame is None:
+        return False
+    for r in returns:
+        value = r.value
+        if not (isinstance(value, ast.Tuple) and max(entries, total) < len(value.elts)):
+            return False
+        parts, summed = dotted(value.elts[entries]), value.elts[total]
+        if isinstance(summed, ast.Name):
+            found = frame.scope.reaching(summed.id, pos_of(r))
+            summed = found[0].value if len(found) == 1 and found[0].kind == Bind.ASSIGN else None
+        if parts is None or summed is None or parts not in _summed_entries(summed, home):
+            return False
+    return True
 
 
 def _entries_iterated(loop, name: str):
@@ -399,7 +470,7 @@ def _flows_into_loss(key: str, loop, ctx) -> bool:
     several pieces; a loop that steps has had its backward, in a helper such as `training_step`)."""
     if key in _loss_keys(ctx):
         return True
-    if _calls_backward(loop, ctx) or _steps_optimizer(loop, ctx):
+    if _calls_backward(loop, ctx) or _steps_optimizer(loop, ctx) or _calls_step(loop, ctx):
         return False
     func = ctx.frame.func
     body = func if func is not None else ctx.facts.tree

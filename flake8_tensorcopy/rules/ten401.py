@@ -1,13 +1,23 @@
 """A graph-attached loss accumulated across a training loop.
 
 ## What it does
-Flags `total += loss`, `stats[k] += loss`, `losses.append(loss)` and `history.append({"loss": loss})`
-inside a training loop (a loop that calls `loss.backward()`, `accelerator.backward(loss)`,
-`torch.autograd.grad(...)` or `optimizer.step()`) when `loss` is attached to the
+Flags `total += loss`, `stats[k] += loss`, `stats[k] = stats.get(k, 0) + loss`, `losses.append(loss)` and
+`history.append({"loss": loss})` inside a training loop (a loop that calls `loss.backward()`,
+`accelerator.backward(loss)`, `torch.autograd.grad(...)` or `optimizer.step()`, or a one-batch step def
+of the file that does, such as `self.train_one_batch(x, y)`) when `loss` is attached to the
 autograd graph (a loss, a model output, anything computed from them), the accumulator was bound
 before the loop and is not reset inside it, the code is not under
 `torch.no_grad()`, and the accumulator is never backpropagated (directly, or through `sum(...)` /
 `torch.stack(...)` or a name built from it).
+
+Loss terms kept in a dict count as attached: an entry (`out["loss"]`, `out[self.metric]`, `parts[k]`, or
+`v` of `for k, v in parts.items()`) of a dict one of whose entries is backpropagated
+(`out["loss"].backward()`), or whose entries' sum is (`sum(parts.values()).backward()`), also when the
+dict comes from a def of the file or is unpacked beside the backpropagated loss from a call whose
+returns build that loss as the sum of its entries (`loss, parts = self.loss_fn(out, y)` with
+`return sum(parts.values()), parts` in the loss class's `__call__`, here or in a neighbouring module).
+A dict entry with a fixed key is its own loss key: `out["mean"] = torch.stack(losses).mean()` does not
+make `losses` part of the backpropagated `out["loss"]`.
 
 ## Why is this bad?
 Every accumulated tensor keeps its step's autograd graph reachable: with no backward through it the
@@ -16,12 +26,13 @@ still grows with every step. Memory grows with the number of steps until the acc
 (the PyTorch FAQ's "Don't accumulate history across your training loop").
 
 Not flagged: `loss.item()`, `float(loss)` and helpers whose returns are numbers; `loss.detach()`;
-accumulators reset inside the loop; accumulators that are backpropagated (`total_loss.backward()`,
-`torch.stack(losses).sum().backward()`) or returned from a loop that does not itself call `backward()`
-(a loss built over several pieces); code under `torch.no_grad()`. A backward through one element
-(`losses.append(loss)` then `losses[-1].backward()`) leaves every other element's graph alive: that is
-reported, and the element is known to be attached because it is backpropagated. `history.append(loss.clone())` is
-TEN203's finding (a kept clone), not this rule's.
+dicts of numbers (`{k: v.item() for k, v in parts.items()}`); accumulators reset inside the loop
+(`totals = defaultdict(float)` in its body); accumulators that are backpropagated
+(`total_loss.backward()`, `torch.stack(losses).sum().backward()`) or returned from a loop that does not
+itself call `backward()` (a loss built over several pieces); code under `torch.no_grad()`. A backward
+through one element (`losses.append(loss)` then `losses[-1].backward()`) leaves every other element's
+graph alive: that is reported, and the element is known to be attached because it is backpropagated.
+`history.append(loss.clone())` is TEN203's finding (a kept clone), not this rule's.
 
 ## Example
 ```python
@@ -48,13 +59,13 @@ for x, y in loader:
 ```
 
 ## Fix safety
-Unsafe: the fix appends `.item()` to the accumulated value when the accumulator starts as a number and
-no code of the function uses it as a tensor (`epoch_loss.item()` later), and `.detach()` otherwise
-(lists, dicts, tensor accumulators). `.item()` raises on a tensor with more
-than one element, and either form stops gradients through the accumulator, which code that does
-backpropagate through it in a way this rule cannot see would depend on. No fix when the loop
-backpropagates an element of the list (`losses[-1].backward()`): detaching what is appended would break
-that backward.
+Unsafe: the fix appends `.item()` to the accumulated value when the accumulator starts as a number
+(`0.0`, a dict of number literals, `defaultdict(float)`) and no code of the function uses it as a tensor
+(`epoch_loss.item()` later), and `.detach()` otherwise (lists, other dicts, tensor accumulators).
+`.item()` raises on a tensor with more than one element, and either form stops gradients through the
+accumulator, which code that does backpropagate through it in a way this rule cannot see would depend on.
+No fix when the loop backpropagates an element of the list (`losses[-1].backward()`): detaching what is
+appended would break that backward.
 
 ## Known problems
 The training loop, attachment and reset are judged inside one function: an accumulator filled in a
@@ -62,7 +73,8 @@ The training loop, attachment and reset are judged inside one function: an accum
 inside the loop, also a periodic one (`if i % 100 == 0: running = 0`), silences the rule, although the
 graphs of up to that many steps are still kept. A loss is only known to be attached from the file's
 evidence: `loss, acc = step(batch)` or `loss = obj.neglog_likelihood(x)` without a `.backward()` on
-`loss` is not, and a helper `compute_loss(...)` is trusted to return a number only when its definition
+`loss` is not, a dict of loss terms returned by a loss object the class receives as a parameter is not
+(its `__call__` is unknown), and a helper `compute_loss(...)` is trusted to return a number only when its definition
 in the same file shows it.
 
 ## References

@@ -188,6 +188,7 @@ def _element_of(expr) -> Optional[str]:
 
 
 def keys_in(expr) -> set:
+    """Every name and attribute path in `expr`."""
     keys = set()
     for n in walk(expr):
         if isinstance(n, ast.Name):
@@ -199,16 +200,16 @@ def keys_in(expr) -> set:
     return keys
 
 
-def loss_dict(name, ctx, pos, depth: int) -> Optional[bool]:
-    """`name` (or a call) holds a dict of loss terms: their sum is backpropagated here, or it comes from a def that
-    returns such a dict, or it is unpacked beside a loss that is backpropagated here from a call whose
-    returns build that loss as the sum of its entries (`loss, parts = self.loss_fn(out, y)` with
-    `return sum(parts.values()), parts`)."""
+def loss_dict(name, ctx, pos, depth: int = 0) -> Optional[bool]:
+    """True when the name (or call) `name` holds a dict of loss terms at `pos`: their sum is backpropagated
+    here, or it comes from a def that returns such a dict, or it is unpacked beside a loss that is
+    backpropagated here from a call whose returns build that loss as the sum of its entries
+    (`loss, parts = self.loss_fn(out, y)` with `return sum(parts.values()), parts`); else None."""
     if depth > 4:
         return None
     if isinstance(name, ast.Call):
         fn = summaries.callee(name, ctx, pos)
-        return summaries.returned(fn, ctx, None, _returned_loss_dict, depth + 1, any_path=True)
+        return summaries.returned(fn, ctx, None, loss_dict, depth + 1, any_path=True)
     if not isinstance(name, ast.Name):
         return None
     if name.id in summed_dicts(ctx) or name.id in ctx.frame.scope.backward_names:
@@ -224,14 +225,11 @@ def loss_dict(name, ctx, pos, depth: int) -> Optional[bool]:
         return None
     fn = summaries.callee(call, ctx, b.pos) or summaries.held_call(call, ctx, b.pos)
     losses = loss_keys(ctx) | ctx.frame.scope.backward_names
-    for i, elt in enumerate(b.node.targets[0].elts):
+    unpacked = next((t for t in b.node.targets if isinstance(t, (ast.Tuple, ast.List))), None)
+    for i, elt in enumerate(unpacked.elts if unpacked is not None else ()):
         if i != b.index and isinstance(elt, ast.Name) and elt.id in losses and _sums_entries_into(fn, b.index, i, ctx):
             return True
     return None
-
-
-def _returned_loss_dict(value, ctx, pos, depth):
-    return loss_dict(value, ctx, pos, depth)
 
 
 def _sums_entries_into(fn, entries: int, total: int, ctx) -> bool:

@@ -74,8 +74,10 @@ inside the loop, also a periodic one (`if i % 100 == 0: running = 0`), silences 
 graphs of up to that many steps are still kept. A loss is only known to be attached from the file's
 evidence: `loss, acc = step(batch)` or `loss = obj.neglog_likelihood(x)` without a `.backward()` on
 `loss` is not, a dict of loss terms returned by a loss object the class receives as a parameter is not
-(its `__call__` is unknown), and a helper `compute_loss(...)` is trusted to return a number only when its definition
-in the same file shows it.
+(its `__call__` is unknown), and a helper `compute_loss(...)` is trusted to return a number only when its
+definition in the same file shows it. A dict key formatted with text of its own (`out[f"mean_{m}"]`) is
+taken to differ from a key held by a name (`out[self.metric]`): a list stored under the first is not
+taken for part of a loss backpropagated through the second.
 
 ## References
 - PyTorch FAQ, "My model reports cuda runtime error(2): out of memory": "Don't accumulate history
@@ -303,9 +305,8 @@ def _loss_entry(expr, ctx) -> bool:
             held = _entries_iterated(b.node, expr.id)
     if held is None or _number_dict(held, ctx):
         return False
-    key = dotted(held)
-    return key in summed_dicts(ctx) or key in ctx.frame.scope.backward_names or loss_dict(
-        held, ctx, ctx.pos, 0) is True
+    key = dotted(held)  # (an attribute path `self.parts`; loss_dict answers for names and calls)
+    return key in summed_dicts(ctx) or key in ctx.frame.scope.backward_names or loss_dict(held, ctx, ctx.pos) is True
 
 
 def _entries_iterated(loop, name: str):

@@ -299,7 +299,7 @@ def train(model, loader, optimizer, criterion):
     ("defaultdict(float)", "for k, v in terms.items():\n            totals[k] += v", "totals[k] += v.item()"),
     ("{}", "for k in terms:\n            totals[k] = totals.get(k, 0.0) + terms[k]",
      "totals[k] = totals.get(k, 0.0) + terms[k].detach()"),
-    ("{'ce': 0.0}", "totals['ce'] = terms['ce'] + totals['ce']", "totals['ce'] = terms['ce'].item() + totals['ce']"),
+    ("{'ce': 0.0}", "totals['ce'] = totals['ce'] + terms['ce']", "totals['ce'] = totals['ce'] + terms['ce'].item()"),
     ("defaultdict(lambda: torch.tensor(0.0))", "for v in terms.values():\n            totals['all'] += v * 2",
      "totals['all'] += (v * 2).detach()"),
 ])

@@ -77,7 +77,8 @@ evidence: `loss, acc = step(batch)` or `loss = obj.neglog_likelihood(x)` without
 (its `__call__` is unknown), and a helper `compute_loss(...)` is trusted to return a number only when its
 definition in the same file shows it. A dict key formatted with text of its own (`out[f"mean_{m}"]`) is
 taken to differ from a key held by a name (`out[self.metric]`): a list stored under the first is not
-taken for part of a loss backpropagated through the second.
+taken for part of a loss backpropagated through the second. An entry that adds to itself is found with the
+entry read first (`stats[k] = stats[k] + loss`), not last (`stats[k] = loss + stats[k]`).
 
 ## References
 - PyTorch FAQ, "My model reports cuda runtime error(2): out of memory": "Don't accumulate history
@@ -101,7 +102,7 @@ NAME = "loss-accumulated-with-graph"
 MESSAGE = ("'{value}' is accumulated into '{acc}' with its autograd graph: every step's graph stays "
            "alive across the loop; accumulate {use}")
 FIX = FixSafety.UNSAFE
-ENTRY_ADD = r"\b(\w+)\[[^\]\n]*\][ \t]*=(?!=)[^\n]*?\b\1(?:\[|\.get\()"  # stats[k] = stats[k] + v
+ENTRY_ADD = r"\b(\w+)\[[^\[\]\n]*\][ \t]*=[ \t]*(?:[\w.]*\.)?\1(?:\[|\.get\()"  # stats[k] = stats[k] + v
 HOT = r"\+=|\.(?:append|insert|appendleft)\(|" + ENTRY_ADD  # where findings are
 TRIGGER = r"(?s)\A(?=.*\.(?:backward|step)\()(?=.*(?:" + HOT + "))"
 WHOLE_FILE = True  # backward() calls and helper defs anywhere in the file decide
@@ -155,18 +156,18 @@ def _accumulation(node):
 
 
 def _entry_accumulation(node: ast.Assign):
-    """`stats[k] = stats[k] + v`, `stats[k] = v + stats[k]`, `stats[k] = stats.get(k, 0) + v`: an entry
-    that adds to itself."""
+    """`stats[k] = stats[k] + v` or `stats[k] = stats.get(k, 0) + v`: an entry that adds to itself (read
+    first, as ENTRY_ADD finds it)."""
     (target,) = node.targets if len(node.targets) == 1 else (None,)
     value = node.value
     if not (isinstance(target, ast.Subscript) and isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
         return None
-    for own, added in ((value.left, value.right), (value.right, value.left)):
-        if _shape(own) == _shape(target) or (
-                isinstance(own, ast.Call) and isinstance(own.func, ast.Attribute) and own.func.attr == "get"
-                and own.args and _shape(own.func.value) == _shape(target.value)
-                and _shape(own.args[0]) == _shape(target.slice)):
-            return target, [added]
+    own = value.left
+    if _shape(own) == _shape(target) or (
+            isinstance(own, ast.Call) and isinstance(own.func, ast.Attribute) and own.func.attr == "get"
+            and own.args and _shape(own.func.value) == _shape(target.value)
+            and _shape(own.args[0]) == _shape(target.slice)):
+        return target, [value.right]
     return None
 
 

@@ -102,7 +102,7 @@ NAME = "loss-accumulated-with-graph"
 MESSAGE = ("'{value}' is accumulated into '{acc}' with its autograd graph: every step's graph stays "
            "alive across the loop; accumulate {use}")
 FIX = FixSafety.UNSAFE
-ENTRY_ADD = r"\b(\w+)\[[^\[\]\n]*\][ \t]*=[ \t]*(?:[\w.]*\.)?\1(?:\[|\.get\()"  # stats[k] = stats[k] + v
+ENTRY_ADD = r"\w\[[^\[\]\n]*\][ \t]*=[ \t]*[\w.]+(?:\[|\.get\()"  # stats[k] = stats[k] + v (or .get)
 HOT = r"\+=|\.(?:append|insert|appendleft)\(|" + ENTRY_ADD  # where findings are
 TRIGGER = r"(?s)\A(?=.*\.(?:backward|step)\()(?=.*(?:" + HOT + "))"
 WHOLE_FILE = True  # backward() calls and helper defs anywhere in the file decide

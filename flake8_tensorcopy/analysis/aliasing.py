@@ -397,6 +397,9 @@ def used_after(name: str, ctx, after, caller_holds: bool = True) -> bool:
     origin = scope.origin(name, ctx.pos)
     if caller_holds and origin is not None and origin.kind == Bind.ARG:
         return True
+    later = scope.read_later(name, after)
+    if later is not None:
+        return later
     rebound = [b.end for b in bindings if b.pos > after and b.kind != Bind.AUG]
     until = min(rebound, default=FAR)
     if scope.loads_between(name, after, until):

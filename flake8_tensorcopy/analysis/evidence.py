@@ -63,7 +63,7 @@ def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[st
             return TENSOR
         if key == "self" and ctx.frame.cls is not None and _is_module_class(ctx.frame.cls, ctx):
             return MODULE
-        kinds = {_binding_kind(b, key, ctx, depth) for b in _reaching(key, ctx, pos)}
+        kinds = {_binding_kind(b, key, ctx, depth) for b in reaching(key, ctx, pos)}
         return kinds.pop() if len(kinds) == 1 else None  # unknown, or different on different paths
     if isinstance(expr, ast.Attribute):
         attr = expr.attr
@@ -119,13 +119,20 @@ def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[st
     return None
 
 
-def _reaching(name: str, ctx: "Context", pos) -> list:
-    """Bindings that may give `name` its value at `pos` (this scope's, else an enclosing one's)."""
-    reaching = ctx.frame.scope.reaching(name, pos)
-    if reaching:
-        return reaching
-    b = ctx.frame.scope.binding_before(name, pos)
-    return [b] if b is not None else []
+def reaching(name: str, ctx: "Context", pos) -> list:
+    """Bindings that may give `name` its value at `pos` (this scope's, else an enclosing one's). A
+    `name = None` binding is left out when others reach too: where a value that is None or a tensor is
+    used as a tensor (`if x is not None: torch.tensor(x)`), it is the tensor."""
+    found = ctx.frame.scope.reaching(name, pos)
+    if not found:
+        b = ctx.frame.scope.binding_before(name, pos)
+        return [b] if b is not None else []
+    some = [b for b in found if not _binds_none(b)]
+    return some or found
+
+
+def _binds_none(b) -> bool:
+    return b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and isinstance(b.value, ast.Constant) and b.value.value is None
 
 
 def _binding_kind(b, name: str, ctx: "Context", depth: int) -> Optional[str]:
@@ -275,7 +282,7 @@ def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]
 
 def _imported(expr: ast.AST, ctx: "Context", pos) -> bool:
     """`L` of `from .. import lowering as L`: a name an import binds."""
-    return isinstance(expr, ast.Name) and any(b.kind == Bind.IMPORT for b in _reaching(expr.id, ctx, pos))
+    return isinstance(expr, ast.Name) and any(b.kind == Bind.IMPORT for b in reaching(expr.id, ctx, pos))
 
 
 def self_attribute_kind(attr: str, ctx: "Context") -> Optional[str]:
@@ -372,8 +379,8 @@ def _self_attributes(ctx: "Context") -> frozenset:
 
 def _only_named(name: str, ctx: "Context", pos) -> bool:
     """`name` is a plain parameter: its name is all that says what it is (`actor_critic` may be a factory)."""
-    reaching = _reaching(name, ctx, pos)
-    return bool(reaching) and all(b.kind == Bind.ARG and b.annotation is None for b in reaching)
+    found = reaching(name, ctx, pos)
+    return bool(found) and all(b.kind == Bind.ARG and b.annotation is None for b in found)
 
 
 def _torch_call_kind(q: Optional[str]) -> Optional[str]:
@@ -426,8 +433,8 @@ def attached(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> bool:
         scope = ctx.frame.scope
         if expr.id in scope.backward_names:
             return True
-        reaching = _reaching(expr.id, ctx, pos)
-        return bool(reaching) and all(_binding_attached(b, expr, ctx, pos, depth) for b in reaching)
+        found = reaching(expr.id, ctx, pos)
+        return bool(found) and all(_binding_attached(b, expr, ctx, pos, depth) for b in found)
     if isinstance(expr, ast.Attribute):
         if expr.attr in ("weight", "bias"):
             return True

@@ -68,6 +68,7 @@ class Scope:
     backward_names: set[str] = field(default_factory=set)  # names with `.backward()` called on them
     starts: dict[str, list[Pos]] = field(default_factory=dict)  # where each binding starts, by name
     unsorted: set[str] = field(default_factory=set)  # names whose bindings were not met in source order
+    flow: Optional[object] = None  # the control-flow graph (flow.Flow), built when first asked
 
     def bind(self, b: Binding) -> None:
         self.bindings.setdefault(b.name, []).append(b)
@@ -107,8 +108,15 @@ class Scope:
         return None
 
     def reaching(self, name: str, pos: Pos) -> list[Binding]:
-        """The bindings of `name` in this scope that may give its value at `pos`: the last one, and
-        while that one sits in a conditional body that does not hold `pos`, the ones before it."""
+        """The bindings of `name` in this scope that may give its value at `pos`, from the scope's
+        control-flow graph (analysis/flow.py). Where `pos` is in no statement of the graph (a decorator):
+        the last one in source order, and while that one sits in a conditional body that does not hold
+        `pos`, the ones before it."""
+        if name not in self.bindings:
+            return []
+        found = self._flow().reaching(name, pos)
+        if found is not None:
+            return found
         found = []
         for b in self._latest_first(name, pos):
             if b.end <= pos and b.kind != Bind.AUG:  # `x = f(x)`: the read inside sees the earlier binding
@@ -116,6 +124,17 @@ class Scope:
                 if b.block is None or b.block[0] <= pos <= b.block[1]:
                     break
         return found
+
+    def read_later(self, name: str, pos: Pos) -> Optional[bool]:
+        """Whether a path from `pos` reads `name` before rebinding it (analysis/flow.py); None when `pos`
+        is in no statement of the graph."""
+        return self._flow().read_later(name, pos)
+
+    def _flow(self):
+        if self.flow is None:
+            from .flow import Flow  # (flow.py imports this module)
+            self.flow = Flow(self)
+        return self.flow
 
     def loads_after(self, name: str, pos: Pos) -> list[Pos]:
         return [p for p in self.loads.get(name, ()) if p > pos]

@@ -41,8 +41,9 @@ the gradient that their alias let through.
 
 ## Known problems
 Function parameters are not reported even when annotated `torch.Tensor`: on real code those
-annotations were often wrong (lists and config values passed to an intended conversion). Branches are
-followed only one level: a tensor bound in an `if` body does not count in its `else`. Measured on about
+annotations were often wrong (lists and config values passed to an intended conversion). A name counts
+only when every binding that may reach the call gives a tensor (a `None` aside): `out = torch.zeros(3)`
+before a loop that rebinds `out = [...]` is not reported inside it. Measured on about
 13,000 files of released PyTorch libraries: no finding with this evidence; evidence from method names
 and annotations made 20 findings there, none of them a bug (scalars from `.numel()` / `.q_scale()`,
 annotated parameters that receive lists, an intended alias).
@@ -57,8 +58,8 @@ from __future__ import annotations
 import ast
 
 from ..analysis import api, summaries
-from ..analysis.evidence import MAX_DEPTH, PARAM, TENSOR, annotation_kind, self_attribute_kind
-from ..context import type_tested, within
+from ..analysis.evidence import MAX_DEPTH, PARAM, TENSOR, annotation_kind, reaching, self_attribute_kind
+from ..context import type_tested
 from ..analysis.facts import Bind, dotted
 from ..model import FixSafety
 from .edits import one_line
@@ -141,19 +142,9 @@ def _built_tensor(expr, ctx, pos, depth, callers=True) -> bool:
     if depth > MAX_DEPTH:
         return False
     ask = _built if callers else _built_here
-    if isinstance(expr, ast.Name):
-        if _bound_in_other_branch(expr.id, ctx, pos):
-            return False
-        b = ctx.frame.scope.binding_before(expr.id, pos)
-        if b is not None and b.kind == Bind.ARG and callers:
-            return summaries.argument(b, ctx, ask, depth + 1, any_site=True) is True
-        if b is not None and b.kind == Bind.UNPACK and isinstance(b.value, ast.Call):
-            return summaries.returned(summaries.callee(b.value, ctx, b.pos), ctx, b.index, ask, depth + 1) is True
-        if b is None or b.kind not in (Bind.ASSIGN, Bind.ANNASSIGN):
-            return False
-        if b.annotation is not None and annotation_kind(b.annotation, ctx) in (TENSOR, PARAM):
-            return True
-        return b.value is not None and _built_tensor(b.value, ctx, b.pos, depth + 1, callers)
+    if isinstance(expr, ast.Name):  # every binding that may reach `pos` must give a tensor
+        found = reaching(expr.id, ctx, pos)
+        return bool(found) and all(_built_binding(b, ctx, depth, callers) for b in found)
     if isinstance(expr, ast.Call):
         if summaries.returned(summaries.callee(expr, ctx, pos), ctx, None, ask, depth + 1):
             return True  # a function of the file that returns one
@@ -181,24 +172,25 @@ def _built_tensor(expr, ctx, pos, depth, callers=True) -> bool:
     return False
 
 
+def _built_binding(b, ctx, depth, callers) -> bool:
+    ask = _built if callers else _built_here
+    if b.kind == Bind.ARG:
+        return callers and summaries.argument(b, ctx, ask, depth + 1, any_site=True) is True
+    if b.kind == Bind.UNPACK and isinstance(b.value, ast.Call):
+        return summaries.returned(summaries.callee(b.value, ctx, b.pos), ctx, b.index, ask, depth + 1) is True
+    if b.kind not in (Bind.ASSIGN, Bind.ANNASSIGN):
+        return False
+    if b.annotation is not None and annotation_kind(b.annotation, ctx) in (TENSOR, PARAM):
+        return True
+    return b.value is not None and _built_tensor(b.value, ctx, b.pos, depth + 1, callers)
+
+
 def _built(expr, ctx, pos, depth) -> bool:
     return _built_tensor(expr, ctx, pos, depth)
 
 
 def _built_here(expr, ctx, pos, depth) -> bool:
     return _built_tensor(expr, ctx, pos, depth, callers=False)
-
-
-def _bound_in_other_branch(name: str, ctx, pos) -> bool:
-    """`if ...: x = torch.stack(x) else: torch.tensor(x)`: the tensor binding never reaches the call."""
-    b = ctx.frame.scope.binding_before(name, pos)
-    if b is None:
-        return False
-    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    for n in ctx.facts.enclosing(root, pos):  # an `if` whose else holds `pos` holds the node there
-        if isinstance(n, ast.If) and n.orelse and within(n.body, b.pos) and within(n.orelse, pos):
-            return True
-    return False
 
 
 def _detached_clone(arg, ctx) -> str:

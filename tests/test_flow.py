@@ -255,3 +255,35 @@ def test_a_loop_that_rebinds_first_on_every_pass_does_not_read_the_old_value():
                     x = item
                 print(x)
     """) == {1: False, 2: True}
+
+
+# ---- grad mode ------------------------------------------------------------------------------------
+def grad_off(source: str) -> dict[int, bool]:
+    """For each `mark(N)` statement: whether grad is off there on every path."""
+    source = textwrap.dedent(source)
+    tree = ast.parse(source)
+    facts = FileFacts(tree, source, (ast.Call,), None)
+    return {node.args[0].value: frame.scope.grad_off_at((node.lineno, node.col_offset))
+            for node, frame in facts.nodes if isinstance(node.func, ast.Name) and node.func.id == "mark"}
+
+
+def test_grad_is_off_after_a_statement_that_turns_it_off_on_every_path():
+    assert grad_off("""
+        import torch
+
+        def f(c, data):
+            mark(1)
+            torch.set_grad_enabled(False)
+            mark(2)
+            if c:
+                torch.set_grad_enabled(True)
+                mark(3)
+            mark(4)
+            for x in data:
+                mark(5)
+                torch.autograd.set_grad_enabled(False)
+            mark(6)
+
+        def g():
+            mark(7)
+    """) == {1: False, 2: True, 3: False, 4: False, 5: False, 6: False, 7: False}

@@ -210,7 +210,7 @@ def _is_loader(expr, loop, ctx: "Context") -> bool:
 
 
 def _binding_attached(b, expr: ast.Name, ctx: "Context", pos, depth: int) -> bool:
-    if b.grad_off:
+    if b.grad_off or ctx.frame.scope.grad_off_at(b.pos):
         return False
     if b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and b.value is not None:
         return attached(b.value, ctx, b.pos, depth + 1)

@@ -69,6 +69,7 @@ class Scope:
     starts: dict[str, list[Pos]] = field(default_factory=dict)  # where each binding starts, by name
     unsorted: set[str] = field(default_factory=set)  # names whose bindings were not met in source order
     flow: Optional[object] = None  # the control-flow graph (flow.Flow), built when first asked
+    grad_switches: dict = field(default_factory=dict)  # statement `torch.set_grad_enabled(b)`: start -> grad off
 
     def bind(self, b: Binding) -> None:
         self.bindings.setdefault(b.name, []).append(b)
@@ -129,6 +130,11 @@ class Scope:
         """Whether a path from `pos` reads `name` before rebinding it (analysis/flow.py); None when `pos`
         is in no statement of the graph."""
         return self._flow().read_later(name, pos)
+
+    def grad_off_at(self, pos: Pos) -> bool:
+        """Whether a statement `torch.set_grad_enabled(False)` of this scope turned grad off on every path
+        to `pos` (and no `set_grad_enabled(True)` turned it back on)."""
+        return bool(self.grad_switches) and self._flow().grad_off_at(pos)
 
     def _flow(self):
         if self.flow is None:
@@ -359,6 +365,9 @@ class FileFacts:
     def _expr(self, node: ast.Expr, frame: Frame) -> list:
         if isinstance(node.value, ast.Call):
             self.discarded.add(id(node.value))
+            call = node.value
+            if self.qualname(call.func) in SET_GRAD and len(call.args) == 1 and isinstance(call.args[0], ast.Constant):
+                frame.scope.grad_switches[_pos(node)] = call.args[0].value is False
         return _plain(node, frame)
 
     def _call(self, node: ast.Call, frame: Frame) -> list:

@@ -35,6 +35,7 @@ class Flow:
         self._sorted_starts = [self.starts[i] for i in self._order]
         self.entry_in = self._solve()
         self._live: dict[str, tuple] = {}
+        self._grad_off: Optional[list[bool]] = None
 
     # ---- the graph ---------------------------------------------------------------------------
     def _node(self, start: Pos, end: Pos, preds: list[int]) -> int:
@@ -211,3 +212,37 @@ class Flow:
                 if not live[i] and not binds[i] and any(live[j] for j in self.succ[i]):
                     live[i] = changed = True
         return reads, live
+
+    # ---- grad mode ------------------------------------------------------------------------------
+    def grad_off_at(self, pos: Pos) -> bool:
+        """Whether every path to `pos` passes a statement `torch.set_grad_enabled(False)` of this scope
+        after any `set_grad_enabled(True)`."""
+        i = self._node_at(pos)
+        if i is None:
+            return False
+        if self._grad_off is None:
+            self._grad_off = self._grad_mode()
+        return self._grad_off[i]
+
+    def _grad_mode(self) -> list[bool]:
+        n = len(self.starts)
+        switch: dict[int, bool] = {}
+        for start, off in self.scope.grad_switches.items():
+            i = self._node_at(start)
+            if i is not None:
+                switch[i] = off
+        preds: list[list[int]] = [[] for _ in range(n)]
+        for i, succ in enumerate(self.succ):
+            for j in succ:
+                preds[j].append(i)
+        off_in = [i != self.entry for i in range(n)]  # "off on every path": from all-true down to the answer
+        changed = True
+        while changed:
+            changed = False
+            for i in range(n):
+                if i == self.entry:
+                    continue
+                value = bool(preds[i]) and all(switch.get(p, off_in[p]) for p in preds[i])
+                if value != off_in[i]:
+                    off_in[i], changed = value, True
+        return off_in

@@ -96,7 +96,7 @@ def check(node, ctx):
             continue
         if write.how == KEPT:
             yield from _kept_result(node, write, ctx)
-        elif ctx.frame.grad_disabled:
+        elif ctx.grad_disabled:
             continue
         elif write.how == DIRECT:  # y.data[...] = v, y.data.mul_(0)
             yield from _direct(node, write, ctx)

@@ -99,7 +99,7 @@ GRAD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
 
 
 def check(node, ctx):
-    if ctx.frame.grad_disabled or not ctx.frame.loops:
+    if ctx.grad_disabled or not ctx.frame.loops:
         return
     if isinstance(node, ast.AugAssign):
         if not isinstance(node.op, ast.Add):

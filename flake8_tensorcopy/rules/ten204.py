@@ -3,13 +3,15 @@
 ## What it does
 Flags `torch.tensor(t)`, `base.new_tensor(t)` and the legacy constructors `torch.Tensor(t)`,
 `torch.FloatTensor(t)` (and the other `torch.*Tensor` types) when the file gives real evidence that `t`
-is a tensor: it was built by a torch factory or function (through names, methods, indexing and
-arithmetic), or is a variable annotated `torch.Tensor`; for `base.new_tensor(t)`, also when `t` is
-computed elementwise from `base` itself (`ids.new_tensor(ids != pad)`: calling `new_tensor` on `ids`
-proves it a tensor, so the comparison is one too). Quiet inside `isinstance(t, torch.Tensor)` /
-`torch.is_tensor(t)` branches and any branch that tests the argument's type (there the call is the
-intended conversion of one input type), on NumPy arrays, lists and scalars, and when the argument is only
-known through a method name, a function parameter's annotation or a `.weight` attribute.
+is a tensor: it was built by a torch factory or function (through names, methods, indexing, arithmetic
+and the numpy functions that return a tensor for a tensor, as `numpy.ceil(t)`), or is a variable
+annotated `torch.Tensor`; for `base.new_tensor(t)`,
+also when `t` is computed elementwise from `base` itself (`ids.new_tensor(ids != pad)`: calling
+`new_tensor` on `ids` proves it a tensor, so the comparison is one too). Quiet inside
+`isinstance(t, torch.Tensor)` / `torch.is_tensor(t)` branches and any branch that tests the argument's
+type (there the call is the intended conversion of one input type), on NumPy arrays, lists and scalars,
+and when the argument is only known through a method name, a function parameter's annotation or a
+`.weight` attribute.
 
 ## Why is this bad?
 `torch.tensor(t)` and `new_tensor(t)` copy, but silently cut the result from the graph
@@ -47,6 +49,9 @@ followed only one level: a tensor bound in an `if` body does not count in its `e
 and annotations made 20 findings there, none of them a bug (scalars from `.numel()` / `.q_scale()`,
 annotated parameters that receive lists, an intended alias).
 
+Which numpy functions give a tensor is probed from numpy 2.4 (ufuncs through `Tensor.__array_wrap__`,
+which numpy 2 deprecates in its current form; `numpy.round(t)` calls `t.round()`).
+
 ## References
 - torch.tensor docs: "When data is a tensor x, torch.tensor() reads out 'the data' from whatever it is
   passed, and constructs a leaf variable ... equivalent to x.detach().clone()"
@@ -57,7 +62,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis import api, summaries
-from ..analysis.evidence import MAX_DEPTH, PARAM, TENSOR, annotation_kind, self_attribute_kind
+from ..analysis.evidence import MAX_DEPTH, PARAM, TENSOR, annotation_kind, numpy_tensor_inputs, self_attribute_kind
 from ..context import type_tested, within
 from ..analysis.facts import Bind, dotted
 from ..model import FixSafety
@@ -158,6 +163,9 @@ def _built_tensor(expr, ctx, pos, depth, callers=True) -> bool:
         if summaries.returned(summaries.callee(expr, ctx, pos), ctx, None, ask, depth + 1):
             return True  # a function of the file that returns one
         q = ctx.qualname(expr.func)
+        inputs = numpy_tensor_inputs(expr, q)
+        if inputs:  # numpy.ceil(t) of a tensor is a tensor
+            return any(_built_tensor(a, ctx, pos, depth + 1, callers) for a in inputs)
         if q:
             op = api.function(q)
             return (op is not None and op.gives_tensor) or q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")

@@ -135,6 +135,8 @@ def _binding_kind(b, name: str, ctx: "Context", depth: int) -> Optional[str]:
             return ann
     if b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and b.value is not None:
         return kind(b.value, ctx, b.pos, depth + 1)
+    if b.kind == Bind.IMPORT:
+        return summaries.imported(b, ctx, kind, depth + 1)
     if b.kind == Bind.UNPACK:
         return element_kind(b.value, b.index, ctx, b.pos, depth + 1)
     if b.kind == Bind.FOR and isinstance(b.node, (ast.For, ast.AsyncFor)):

@@ -4,8 +4,8 @@
 Flags `torch.tensor(t)`, `base.new_tensor(t)` and the legacy constructors `torch.Tensor(t)`,
 `torch.FloatTensor(t)` (and the other `torch.*Tensor` types) when the file gives real evidence that `t`
 is a tensor: it was built by a torch factory or function (through names, methods, indexing, arithmetic
-and the numpy functions that return a tensor for a tensor, as `numpy.ceil(t)`), or is a variable
-annotated `torch.Tensor`; for `base.new_tensor(t)`,
+and the numpy functions that return a tensor for a tensor, as `numpy.ceil(t)`), is a module-level tensor
+imported from a neighbouring module, or is a variable annotated `torch.Tensor`; for `base.new_tensor(t)`,
 also when `t` is computed elementwise from `base` itself (`ids.new_tensor(ids != pad)`: calling
 `new_tensor` on `ids` proves it a tensor, so the comparison is one too). Quiet inside
 `isinstance(t, torch.Tensor)` / `torch.is_tensor(t)` branches and any branch that tests the argument's
@@ -152,6 +152,8 @@ def _built_tensor(expr, ctx, pos, depth, callers=True) -> bool:
         b = ctx.frame.scope.binding_before(expr.id, pos)
         if b is not None and b.kind == Bind.ARG and callers:
             return summaries.argument(b, ctx, ask, depth + 1, any_site=True) is True
+        if b is not None and b.kind == Bind.IMPORT:  # a module-level tensor of a neighbouring module
+            return summaries.imported(b, ctx, ask, depth + 1) is True
         if b is not None and b.kind == Bind.UNPACK and isinstance(b.value, ast.Call):
             return summaries.returned(summaries.callee(b.value, ctx, b.pos), ctx, b.index, ask, depth + 1) is True
         if b is None or b.kind not in (Bind.ASSIGN, Bind.ANNASSIGN):

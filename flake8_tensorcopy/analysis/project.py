@@ -2,9 +2,11 @@
 from a module beside it) is summarised from that module's source, read from disk when a rule first asks.
 
 `train_x, calib_x = split(X, Y)` with `from .utils import split`: what `split` returns is known from
-`utils.py` as if it were written in this file. Only plain defs are followed (not classes, not names
-re-bound at run time); a module that cannot be read or parsed answers nothing. Each module is parsed
-once per process (keyed by path, size and modification time).
+`utils.py` as if it were written in this file; so is the value of a module-level name imported from it
+(`from .maths import ROOTS`, bound once there by `ROOTS = torch.tensor(...)`). Only plain defs and plain
+assignments are followed (not classes, not names bound twice or re-bound at run time); a module that
+cannot be read or parsed answers nothing. Each module is parsed once per process (keyed by path, size
+and modification time).
 """
 from __future__ import annotations
 

@@ -142,6 +142,8 @@ def _binding_kind(b, name: str, ctx: "Context", depth: int) -> Optional[str]:
             return ann
     if b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and b.value is not None:
         return kind(b.value, ctx, b.pos, depth + 1)
+    if b.kind == Bind.IMPORT:
+        return summaries.imported(b, ctx, kind, depth + 1)
     if b.kind == Bind.UNPACK:
         return element_kind(b.value, b.index, ctx, b.pos, depth + 1)
     if b.kind == Bind.FOR and isinstance(b.node, (ast.For, ast.AsyncFor)):
@@ -235,6 +237,9 @@ def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]
         if made is not None:
             return made
         if q.startswith("numpy."):
+            inputs = {kind(a, ctx, pos, depth + 1) for a in numpy_tensor_inputs(call, q)}
+            if inputs & TENSORISH:  # numpy.ceil(t) is a tensor (Tensor.__array_wrap__)
+                return TENSOR if inputs & SURE_TENSOR else LIKELY_TENSOR
             return NDARRAY
         if q in ("collections.OrderedDict", "dict"):
             return CONTAINER
@@ -278,6 +283,15 @@ def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]
     if callee is not None:
         return summaries.returned(callee, ctx, None, kind, depth + 1)
     return None
+
+
+def numpy_tensor_inputs(call: ast.Call, qualname: Optional[str]) -> list:
+    """The arguments of a numpy call that, when a tensor, make its result a tensor: any input of
+    `numpy.maximum(a, t)`, the first of `numpy.ceil(t)` and `numpy.round(t)`; none for `numpy.mean(t)`."""
+    passes = api.numpy_passes_tensor(qualname)
+    if passes is None or any(isinstance(a, ast.Starred) for a in call.args):
+        return []  # `numpy.maximum(*pair)`: which argument is where is unknown
+    return list(call.args) if passes == "any" else call.args[:1]
 
 
 def _imported(expr: ast.AST, ctx: "Context", pos) -> bool:

@@ -78,6 +78,20 @@ def returned(fn: ast.AST, ctx, index: Optional[int], ask: Callable, depth: int, 
     return memo[key]
 
 
+def imported(b, ctx, ask: Callable, depth: int):
+    """`ask` of the value a name imported from a neighbouring module holds (`from .maths import ROOTS`, where
+    maths.py binds `ROOTS = torch.tensor(...)` once at its top), judged in that module; None otherwise."""
+    if b is None or b.kind != Bind.IMPORT or not isinstance(b.node, ast.ImportFrom):
+        return None
+    found = project.imported_value(ctx.facts, b.node, b.name)
+    if found is None:
+        return None
+    home, bound = found
+    inner = _at(ctx, home.module_frame, bound.node)
+    inner.facts = home
+    return ask(bound.value, inner, bound.pos, depth)
+
+
 def _returned(fn, ctx, index, ask, depth, any_path):
     found = returns(fn)
     frame = ctx.facts.function_frame(fn) if found else None

@@ -3,13 +3,15 @@
 ## What it does
 Flags `torch.tensor(t)`, `base.new_tensor(t)` and the legacy constructors `torch.Tensor(t)`,
 `torch.FloatTensor(t)` (and the other `torch.*Tensor` types) when the file gives real evidence that `t`
-is a tensor: it was built by a torch factory or function (through names, methods, indexing and
-arithmetic), or is a variable annotated `torch.Tensor`; for `base.new_tensor(t)`, also when `t` is
-computed elementwise from `base` itself (`ids.new_tensor(ids != pad)`: calling `new_tensor` on `ids`
-proves it a tensor, so the comparison is one too). Quiet inside `isinstance(t, torch.Tensor)` /
-`torch.is_tensor(t)` branches and any branch that tests the argument's type (there the call is the
-intended conversion of one input type), on NumPy arrays, lists and scalars, and when the argument is only
-known through a method name, a plain `torch.Tensor` parameter annotation or a `.weight` attribute.
+is a tensor: it was built by a torch factory or function (through names, methods, indexing, arithmetic
+and the numpy functions that return a tensor for a tensor, as `numpy.ceil(t)`), is a module-level tensor
+imported from a neighbouring module, or is a variable annotated `torch.Tensor`; for `base.new_tensor(t)`,
+also when `t` is computed elementwise from `base` itself (`ids.new_tensor(ids != pad)`: calling
+`new_tensor` on `ids` proves it a tensor, so the comparison is one too). Quiet inside
+`isinstance(t, torch.Tensor)` / `torch.is_tensor(t)` branches and any branch that tests the argument's
+type (there the call is the intended conversion of one input type), on NumPy arrays, lists and scalars,
+and when the argument is only known through a method name, a plain `torch.Tensor` parameter
+annotation or a `.weight` attribute.
 
 Also flags `torch.tensor(p)` / `base.new_tensor(p)` on a parameter `p` (not rebound before the call)
 that its own function declares may be a tensor and may be something else: annotated with a union of a
@@ -74,6 +76,9 @@ evidence of a built tensor; evidence from method names and annotations made 20 f
 them a bug (scalars from `.numel()` / `.q_scale()`, annotated parameters that receive lists, an intended
 alias).
 
+Which numpy functions give a tensor is probed from numpy 2.4 (ufuncs through `Tensor.__array_wrap__`,
+which numpy 2 deprecates in its current form; `numpy.round(t)` calls `t.round()`).
+
 ## References
 - torch.tensor docs: "When data is a tensor x, torch.tensor() reads out 'the data' from whatever it is
   passed, and constructs a leaf variable ... equivalent to x.detach().clone()"
@@ -84,7 +89,8 @@ from __future__ import annotations
 import ast
 
 from ..analysis import api, summaries
-from ..analysis.evidence import MAX_DEPTH, PARAM, TENSOR, annotation_kind, reaching, self_attribute_kind
+from ..analysis.evidence import (MAX_DEPTH, PARAM, TENSOR, annotation_kind, numpy_tensor_inputs, reaching,
+                                 self_attribute_kind)
 from ..analysis.maybe_tensor import declared_tensor
 from ..context import type_tested
 from ..analysis.facts import Bind, dotted
@@ -191,6 +197,9 @@ def _built_tensor(expr, ctx, pos, depth, callers=True) -> bool:
         if summaries.returned(summaries.callee(expr, ctx, pos), ctx, None, ask, depth + 1):
             return True  # a function of the file that returns one
         q = ctx.qualname(expr.func)
+        inputs = numpy_tensor_inputs(expr, q)
+        if inputs:  # numpy.ceil(t) of a tensor is a tensor
+            return any(_built_tensor(a, ctx, pos, depth + 1, callers) for a in inputs)
         if q:
             op = api.function(q)
             return (op is not None and op.gives_tensor) or q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
@@ -218,6 +227,8 @@ def _built_binding(b, ctx, depth, callers) -> bool:
     ask = _built if callers else _built_here
     if b.kind == Bind.ARG:
         return callers and summaries.argument(b, ctx, ask, depth + 1, any_site=True) is True
+    if b.kind == Bind.IMPORT:  # a module-level tensor of a neighbouring module
+        return summaries.imported(b, ctx, ask, depth + 1) is True
     if b.kind == Bind.UNPACK and isinstance(b.value, ast.Call):
         return summaries.returned(summaries.callee(b.value, ctx, b.pos), ctx, b.index, ask, depth + 1) is True
     if b.kind not in (Bind.ASSIGN, Bind.ANNASSIGN):

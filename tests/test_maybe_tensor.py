@@ -24,7 +24,8 @@ FLAGGED = {
     "new_tensor": "def f(value: Union[float, Tensor], base):\n    return base.new_tensor(value)\n",
     "tested after": ("def f(value):\n    t = torch.tensor(value)\n    if isinstance(value, torch.Tensor):\n"
                      "        return t\n    return t.item()\n"),
-    "is_tensor after": "def f(value):\n    t = torch.tensor(value)\n    return t if torch.is_tensor(value) else t.item()\n",
+    "is_tensor after": ("def f(value):\n    t = torch.tensor(value)\n"
+                        "    return t if torch.is_tensor(value) else t.item()\n"),
     "tuple with Tensor": ("def f(value):\n    t = torch.tensor(value)\n    if isinstance(value, (float, Tensor)):\n"
                           "        print(t)\n    return t\n"),
     "tested before, no exit": ("def f(value):\n    if isinstance(value, torch.Tensor):\n        print(value.device)\n"
@@ -35,7 +36,8 @@ FLAGGED = {
 
 QUIET = {
     "optional": "def f(value: Optional[Tensor]):\n    return torch.tensor(value)\n",
-    "union with None": "def f(value: Union[Tensor, None], other: 'Tensor | None'):\n    return torch.tensor(value), torch.tensor(other)\n",
+    "union with None": ("def f(value: Union[Tensor, None], other: 'Tensor | None'):\n"
+                        "    return torch.tensor(value), torch.tensor(other)\n"),
     "tensors only": "def f(value: Union[Tensor, torch.nn.Parameter]):\n    return torch.tensor(value)\n",
     "plain Tensor": "def f(value: Tensor):\n    return torch.tensor(value)\n",
     "other library": "def f(value: Union[float, 'tf.Tensor']):\n    return torch.tensor(value)\n",
@@ -91,5 +93,6 @@ def test_message_names_the_evidence_and_the_tensor_form():
 
 
 def test_a_proven_tensor_keeps_its_fix_and_message():
-    (found,) = findings("def f(value: Union[float, Tensor]):\n    value = torch.ones(2)\n    return torch.tensor(value)\n")
+    (found,) = findings("def f(value: Union[float, Tensor]):\n    value = torch.ones(2)\n"
+                        "    return torch.tensor(value)\n")
     assert found.fix is not None and found.message.startswith("torch.tensor() on tensor 'value' copies")

@@ -106,6 +106,7 @@ WHY_MAYBE = "copies a tensor and silently cuts its graph (torch warns)"
 WHY_ALIAS = "does not copy: the result aliases it"
 FIX = FixSafety.SAFE
 TRIGGER = r"ensor\(\s*[A-Za-z_]"  # tensor(x, Tensor(x, new_tensor(x, FloatTensor(x: a named argument
+SEQUENCES = (ast.List, ast.Tuple, ast.ListComp)  # literals that `*` repeats
 NODES = (ast.Call,)
 CLAIM = ("torch.tensor(t) emits 'To copy construct from a tensor ...' and returns a tensor without grad_fn; "
          "torch.Tensor(t) / torch.FloatTensor(t) share t's storage; t.detach().clone() is an independent copy.")
@@ -216,6 +217,8 @@ def _built_tensor(expr, ctx, pos, depth, callers=True) -> bool:
     if isinstance(expr, ast.Subscript):
         return _built_tensor(expr.value, ctx, pos, depth + 1, callers)
     if isinstance(expr, ast.BinOp):
+        if isinstance(expr.op, ast.Mult) and any(isinstance(e, SEQUENCES) for e in (expr.left, expr.right)):
+            return False  # `[n] * t.sum()` repeats the list (a 0-d integer tensor is an index)
         return (_built_tensor(expr.left, ctx, pos, depth + 1, callers)
                 or _built_tensor(expr.right, ctx, pos, depth + 1, callers))
     if isinstance(expr, ast.UnaryOp):

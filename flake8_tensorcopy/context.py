@@ -31,6 +31,12 @@ class Context:
         return self.facts.qualname(expr)
 
     @property
+    def grad_disabled(self) -> bool:
+        """Grad mode is off here: under `no_grad` / `inference_mode` (a block or a decorator), or after a
+        statement `torch.set_grad_enabled(False)` of this scope on every path."""
+        return self.frame.grad_disabled or self.frame.scope.grad_off_at(self.pos)
+
+    @property
     def in_param_update_function(self) -> bool:
         """Inside an init / reset / optimizer / EMA / fuse / load function (at any depth)."""
         return any(names.PARAM_UPDATE_FUNC(getattr(f, "name", "")) for f in self.frame.funcs)

@@ -268,7 +268,7 @@ def main(argv=None) -> int:
       f"Python {platform.python_version()}; {os.cpu_count()} cores, shared with other jobs")
     w(f"- Tools: {tools}")
     w(f"- Command: `python scripts/bench.py --corpus {args.corpus} --fraction {args.fraction} "
-      f"--rounds {args.rounds} --scaling-rounds {args.scaling_rounds}`")
+      f"--rounds {args.rounds} --scaling-rounds {args.scaling_rounds}{' --no-torchfix' if args.no_torchfix else ''}`")
     w(f"- Corpus: the ecosystem corpus ({len(files)} files; {versions}).")
     w(f"- flake8 sample: every {max(1, round(1 / args.fraction))}th file of the corpus in path order, "
       f"{len(subset)} files, {n_sub:,} lines.")
@@ -284,7 +284,9 @@ def main(argv=None) -> int:
              "torchfix": "flake8 + torchfix"}
     for name, rs in ratios.items():
         w(f"| {names[name]} | {spread(overhead[name])} | {spread(rs, '{:.3f}')} | {len(rs)} |")
-    if "torchfix" not in envs:
+    if args.no_torchfix:
+        w("\ntorchfix was left out of this run (`--no-torchfix`).")
+    elif "torchfix" not in envs:
         w("\ntorchfix could not be installed in its environment; it is left out.")
     w("\n## `flake8-tensorcopy check` against flake8\n")
     w("Same files; flake8 with its default checkers and `--jobs=auto`; `check` as shipped "

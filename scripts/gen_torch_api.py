@@ -14,7 +14,9 @@ Development time only: the linter reads the generated data and never imports tor
    Which attributes hold the graph (`x.T`, `x.grad_fn`) and which may code set (`x.requires_grad`)?
 4. dir() of the types PyTorch code also calls methods on (builtins, ndarray, Module, Optimizer) and of
    numpy: the Tensor methods none of them has tell a tensor receiver;
-5. OVERLAY below: what none of these can say (reviewed by hand, each line with its reason).
+5. probes of numpy's functions given tensors: which return a torch.Tensor (`numpy.ceil(t)`: Tensor defines
+   `__array_wrap__` and `__array_priority__`; `numpy.round(t)` calls `t.round()`);
+6. OVERLAY below: what none of these can say (reviewed by hand, each line with its reason).
 """
 from __future__ import annotations
 
@@ -293,6 +295,44 @@ def module_returns_self(name: str) -> bool:
         return False
 
 
+# numpy's array functions (a ufunc, or a function that dispatches on __array_function__); not np.test or np.info.
+ARRAY_FUNCTION_TYPES = (numpy.ufunc, type(numpy.round))
+PROBE_DTYPES = (torch.float64, torch.int64, torch.bool)  # bitwise and integer ufuncs run on some only
+
+
+def numpy_functions() -> dict[str, str]:
+    """numpy functions whose result is a torch.Tensor when given tensors: 'any' when a tensor in any input
+    position gives one (a ufunc: `numpy.maximum(array, t)`), 'first' when it must be the first argument
+    (`numpy.round(t)` calls `t.round()`). Probed with plain tensors: a tensor that requires grad makes a ufunc
+    raise, so the code that runs never holds one."""
+    out = {}
+    for name in sorted(dir(numpy)):
+        fn = getattr(numpy, name, None)
+        if name.startswith("_") or not isinstance(fn, ARRAY_FUNCTION_TYPES):
+            continue
+        arity = fn.nin if isinstance(fn, numpy.ufunc) and fn.nout == 1 else 1
+        if isinstance(fn, numpy.ufunc) and fn.nout != 1:
+            continue  # divmod, frexp, modf: a tuple
+        positions = [i for i in range(arity) if any(_numpy_gives_tensor(fn, arity, i, d) for d in PROBE_DTYPES)]
+        if positions == list(range(arity)) and arity > 1:
+            out[name] = "any"
+        elif positions[:1] == [0]:
+            out[name] = "first"
+    return out
+
+
+def _numpy_gives_tensor(fn, arity: int, position: int, dtype) -> bool:
+    """`fn` of a (2, 2) tensor at `position`, and ndarrays of its values elsewhere, returns a torch.Tensor."""
+    t = torch.tensor([[1, 0], [3, 2]]).to(dtype)
+    args = [t if i == position else t.numpy() for i in range(arity)]
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            return isinstance(fn(*args), torch.Tensor)
+    except Exception:  # noqa: BLE001 - a dtype or shape this function does not take
+        return False
+
+
 # ---- assembling ---------------------------------------------------------------------------------------
 def entry(name: str, returns: str, sch: dict, views: set, may_view: set, grad: str, same=frozenset()) -> tuple:
     """`same`: the methods that may return their receiver itself (returns_receiver)."""
@@ -427,7 +467,14 @@ def render() -> str:
              "MODULE_SELF_METHODS = frozenset({"]
     probed = {n for n in dir(torch.nn.Module) if not n.startswith("_") and module_returns_self(n)}
     rows += [f"    {name!r}," for name in sorted(probed | OVERLAY_MODULE_SELF)]
-    rows += ["})", ""]
+    rows += ["})", "",
+             f"# numpy {numpy.__version__} functions that return a torch.Tensor when given tensors: 'any' when a",
+             "# tensor in any input position does (a ufunc, `numpy.maximum(array, t)`), 'first' when the first",
+             "# argument must be it (`numpy.round(t)` calls `t.round()`). Not `numpy.mean(t)` (raises) nor",
+             "# `numpy.asarray(t)`.",
+             "NUMPY_FUNCTIONS = {"]
+    rows += [f"    {name!r}: {value!r}," for name, value in numpy_functions().items()]
+    rows += ["}", ""]
     return "\n".join(rows)
 
 

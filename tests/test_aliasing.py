@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from flake8_tensorcopy.analysis.aliasing import alias_writes
+from flake8_tensorcopy.analysis.aliasing import alias_writes, returned_alias
 from flake8_tensorcopy.analysis.facts import FileFacts
 from flake8_tensorcopy.context import Context
 from flake8_tensorcopy.engine import analyse
@@ -219,3 +219,186 @@ def test_data_inside_from_numpy_is_the_array_not_a_tensor_alias():
             return x
     """
     assert writes(source) == [(6, "name", "from_numpy", "self.data")]
+
+
+# ---- aliases built in a helper function (returned_alias) ---------------------------------------------
+def returned(source: str, name: str, index=None):
+    """What the query says def `name` of `source` returns: (parameter, ops, side) or None."""
+    source = textwrap.dedent(source)
+    facts = FileFacts(ast.parse(source), source, (), None)
+    fn = next(n for n in ast.walk(facts.tree) if isinstance(n, ast.FunctionDef) and n.name == name)
+    got = returned_alias(fn, Context(facts, facts.module_frame, fn, BY_CODE["TEN103"]), index)
+    return got and (got.param, [s.op for s in got.steps], got.side)
+
+
+def line_of(source: str, text: str) -> int:
+    return textwrap.dedent(source).splitlines().index(text.join(["    ", ""])) + 1
+
+
+HELPERS = """
+import numpy as np
+import torch
+
+def to_numpy(array, detach=False):
+    if isinstance(array, torch.Tensor):
+        array = array.cpu()
+        if detach:
+            array = array.detach()
+    return np.asarray(array)
+
+def cast(x, y=None):
+    if isinstance(x, np.ndarray):
+        x_tensor = torch.from_numpy(x)
+    else:
+        x_tensor = x
+    return x_tensor, y
+
+def either(x):
+    return torch.from_numpy(x) if isinstance(x, np.ndarray) else x.detach()
+
+def array_or_copy(x):
+    return x if isinstance(x, np.ndarray) else np.array(x)
+
+def alias_or_copy(x):
+    return torch.from_numpy(x) if isinstance(x, np.ndarray) else torch.tensor(x)
+
+def copied(t):
+    return t.detach().cpu().numpy().copy()
+
+def cloned(a):
+    t = torch.from_numpy(a)
+    return t.clone()
+
+def to_gpu(a):
+    t = torch.from_numpy(a)
+    if torch.cuda.is_available():
+        t = t.cuda()
+    return t
+
+def two_params(a, b):
+    if a is None:
+        return torch.from_numpy(b)
+    return torch.from_numpy(a)
+
+def identity(x):
+    return x
+"""
+
+
+@pytest.mark.parametrize("name, index, expected", [
+    # padertorch's to_numpy: every binding of `array` that reaches the return comes from the parameter;
+    # the path through .cpu() and .detach() is the one that crosses (np.asarray of a tensor)
+    ("to_numpy", None, ("array", ["move", "detach", "asarray"], "ndarray")),
+    ("cast", 0, ("x", ["from_numpy"], "tensor")),  # ART's cast_inputs_to_pt: the tuple's first element
+    ("cast", 1, None),  # y is returned as it is: no alias is made
+    ("either", None, ("x", ["from_numpy"], "tensor")),  # both branches of `a if c else b` share
+    ("array_or_copy", None, None),  # x itself or a copy: no NumPy/torch alias on any path
+    ("alias_or_copy", None, None),  # an alias on one path, a copy on the other
+    ("copied", None, None),
+    ("cloned", None, None),
+    ("to_gpu", None, None),  # .cuda() copies on the path that takes it
+    ("two_params", None, None),  # aliases of different parameters
+    ("identity", None, None),  # nothing creates an alias
+])
+def test_what_a_helper_returns(name, index, expected):
+    assert returned(HELPERS, name, index) == expected
+
+
+def test_writes_through_a_helpers_alias():
+    source = HELPERS + """
+def log_audio(signal, writer):
+    data = to_numpy(signal, detach=True)
+    data /= 2
+    writer.add(signal)
+
+def prep(x, y, flip):
+    x_tensor, y_tensor = cast(x, y)
+    if flip:
+        x_tensor = torch.permute(x_tensor, (0, 3, 1, 2))
+    x_tensor /= 255
+    return x_tensor, x.shape
+
+def copies(x):
+    a = array_or_copy(x)
+    a /= 2
+    return x
+"""
+    audio, prep = line_of(source, "data /= 2"), line_of(source, "x_tensor /= 255")
+    assert [w[:4] for w in writes(source)] == [(audio, "name", "asarray", "signal"), (prep, "name", "from_numpy", "x")]
+    findings = analyse(textwrap.dedent(source), "t.py", [BY_CODE["TEN103"]]).findings
+    assert [f.line for f in findings] == [audio, prep]
+    assert "(to_numpy() returns np.asarray(array.cpu().detach()))" in findings[0].message
+    assert "(cast() returns torch.from_numpy(x))" in findings[1].message
+    assert findings[0].fix.edits[0].text == "to_numpy(signal, detach=True).copy()"
+    assert findings[1].fix is None  # a copy in the `if flip` branch would leave the other path aliased
+
+
+def test_an_element_of_a_helpers_tuple_has_no_site_to_copy():
+    source = HELPERS + """
+def prep(x, y):
+    x_tensor, y_tensor = cast(x, y)
+    x_tensor /= 255
+    return x_tensor, x.shape
+"""
+    findings = analyse(textwrap.dedent(source), "t.py", [BY_CODE["TEN103"]]).findings
+    assert [(f.line, f.fix) for f in findings] == [(line_of(source, "x_tensor /= 255"), None)]
+
+
+def test_a_helper_in_a_neighbouring_module(tmp_path):
+    """padertorch: `from padertorch.utils import to_numpy`, read from the package beside the file."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "utils.py").write_text(textwrap.dedent(HELPERS))
+    user = textwrap.dedent("""
+    import torch
+    from pkg.utils import to_numpy, array_or_copy
+
+    def audio(signal):
+        data = to_numpy(signal, detach=True)
+        data /= data.max()
+        return data, signal
+
+    def quiet(signal):
+        data = array_or_copy(signal)
+        data /= data.max()
+        return data, signal
+    """)
+    path = tmp_path / "pkg" / "summary.py"
+    path.write_text(user)
+    findings = analyse(user, str(path), [BY_CODE["TEN103"]]).findings
+    assert [f.line for f in findings] == [7]
+    assert analyse(user, "<stdin>", [BY_CODE["TEN103"]]).findings == []  # nothing on disk beside it
+
+
+def test_detach_and_data_aliases_built_in_a_helper():
+    """TEN101 reads the same helper summaries (no fix for a tuple's element); TEN102 leaves them: its fix
+    would rewrite the helper's `.data`. (TEN103 makes the `/=` lines hot in a file that names numpy().)"""
+    source = """
+    import torch
+    def detached(t):
+        return t.detach(), t.data
+    def one(t):
+        return t.detach()
+    def run(y, h):
+        z, d = detached(y)
+        z /= 2
+        d /= 2
+        u = one(h)
+        u /= 2
+        return y, h, h.numpy()
+    """
+    rules = [BY_CODE["TEN101"], BY_CODE["TEN102"], BY_CODE["TEN103"]]
+    findings = analyse(textwrap.dedent(source), "t.py", rules).findings
+    assert [(f.line, f.code, f.fix is None) for f in findings] == [(9, "TEN101", True), (12, "TEN101", False)]
+
+
+def test_an_alias_made_in_the_file_keeps_its_own_source():
+    """`t = either(a); img = t.numpy()`: the alias is made here, of t (which the function reads again)."""
+    source = HELPERS + """
+def show(a):
+    t = either(a)
+    img = t.numpy()
+    img *= 2
+    return t
+"""
+    assert [w[1:] for w in writes(source)] == [("name", "numpy", "t")]

@@ -132,3 +132,59 @@ def test_check_flake8_and_stdin_agree(tmp_path):
     unnamed = subprocess.run([sys.executable, "-m", "flake8", "--select", "TEN", "-"], cwd=tmp_path, env=env,
                              capture_output=True, text=True, input=source)
     assert unnamed.returncode == 0 and unnamed.stdout == ""
+
+
+TABLE = """
+    import numpy as np
+    import torch
+
+    ROOTS = torch.tensor(np.load("roots.npy"), dtype=torch.float32)
+"""
+BASIS = """
+    import torch
+    {import_line}
+
+
+    def spherical(r, max_l, max_n):
+        roots = ROOTS[:max_l, :max_n]
+        roots = roots.to(r.device)
+        return [torch.tensor(roots[i]) for i in range(max_l)]
+"""
+
+
+@pytest.mark.parametrize("files", [
+    {"pkg/maths.py": TABLE, "pkg/basis.py": BASIS.format(import_line="from .maths import ROOTS")},
+    {"pkg/maths.py": TABLE, "pkg/basis.py": BASIS.format(import_line="from pkg.maths import ROOTS as ROOTS")},
+    {"pkg/maths.py": TABLE.replace("ROOTS =", "ROOTS: torch.Tensor ="),
+     "pkg/basis.py": BASIS.format(import_line="from .maths import ROOTS")},
+    {"pkg/__init__.py": "from .maths import ROOTS\n", "pkg/maths.py": TABLE,
+     "pkg/basis.py": BASIS.format(import_line="from pkg import ROOTS")},
+], ids=["relative", "absolute", "annotated", "re-export"])
+def test_a_module_level_tensor_of_a_neighbouring_module_is_judged_in_its_module(tmp_path, files):
+    """matgl 1.1.1 layers/_basis.py: SPHERICAL_BESSEL_ROOTS, built with torch.tensor in utils/maths.py."""
+    write(tmp_path, {"pkg/__init__.py": "", **files})
+    line = 1 + (tmp_path / "pkg" / "basis.py").read_text().splitlines().index(
+        "    return [torch.tensor(roots[i]) for i in range(max_l)]")
+    assert codes_at(tmp_path / "pkg" / "basis.py") == [(line, "TEN204")]
+
+
+@pytest.mark.parametrize("maths", [
+    "import torch\n\nROOTS = [[1.0, 2.0], [3.0, 4.0]]\n",  # a list
+    "import torch\n\nROOTS = torch.ones(2, 2)\nROOTS = ROOTS.tolist()\n",  # rebound
+    "import torch\n\ntry:\n    ROOTS = torch.ones(2, 2)\nexcept ImportError:\n    ROOTS = None\n",  # bound on two paths
+    "import torch\n\nROOTS = torch.ones(2, 2)\n\n\ndef reset():\n    global ROOTS\n    ROOTS = [[0.0]]\n",  # global
+    "import torch\n\nROOTS, OTHER = torch.ones(2, 2), 0\n",  # not a plain `NAME = value`
+    "import torch\n\nROOTS = torch.ones(2, 2)\nROOTS += 1\n",  # augmented: bound twice
+    "from .basis import spherical as ROOTS\n",  # modules that import each other
+], ids=["list", "rebound", "two-paths", "global", "tuple-target", "augmented", "cycle"])
+def test_a_neighbouring_module_level_name_that_is_not_one_tensor_gives_no_finding(tmp_path, maths):
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/maths.py": maths,
+                     "pkg/basis.py": BASIS.format(import_line="from .maths import ROOTS")})
+    assert codes_at(tmp_path / "pkg" / "basis.py") == []
+
+
+def test_an_imported_tensor_table_has_a_kind_for_every_rule(tmp_path):
+    """evidence.kind follows the import too: `ROOTS.to(device)` as a statement moves nothing (TEN104)."""
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/maths.py": TABLE,
+                     "pkg/move.py": "from .maths import ROOTS\n\n\ndef move(device):\n    ROOTS.to(device)\n"})
+    assert codes_at(tmp_path / "pkg" / "move.py") == [(5, "TEN104")]

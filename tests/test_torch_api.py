@@ -83,3 +83,27 @@ def test_conversions_tensor_only_methods_and_graph_free_methods():
     # x.type(dtype) is a tensor with the graph (ToCopyBackward0), x.type() a string: probed, not dropped
     for name in ("type", "float", "round", "unique", "sort", "no_such_method"):
         assert not api.drops_graph(name), name
+
+
+def test_numpy_functions_that_give_a_tensor_for_a_tensor():
+    """Probed from numpy by the generator: ufuncs and the functions that call the tensor's own method."""
+    for name in ("ceil", "floor", "abs", "sqrt", "exp", "round", "clip", "transpose"):
+        assert api.numpy_passes_tensor(f"numpy.{name}") == "first", name
+    for name in ("maximum", "add", "power", "arctan2"):
+        assert api.numpy_passes_tensor(f"numpy.{name}") == "any", name
+    # reductions raise (they pass axis= to Tensor.mean), conversions and where give arrays; not numpy: no answer
+    for name in ("numpy.mean", "numpy.sum", "numpy.asarray", "numpy.array", "numpy.where", "numpy.modf",
+                 "numpy.linalg.norm", "torch.ceil", "ceil", None):
+        assert api.numpy_passes_tensor(name) is None, name
+
+
+def test_a_numpy_function_of_a_tensor_is_a_tensor_for_every_rule():
+    """evidence.kind: numpy.ceil(t) and numpy.maximum(array, t) are tensors (`.to(device)` discarded: TEN104);
+    numpy.asarray(t) and numpy.ceil(array) stay arrays."""
+    from flake8_tensorcopy import engine
+
+    source = ("import numpy as np\nimport torch\n\n\ndef move(device, arr):\n    t = torch.ones(3)\n"
+              "    a, b, c, d = np.ceil(t), np.maximum(arr, t), np.asarray(t), np.ceil(arr)\n"
+              "    a.to(device)\n    b.to(device)\n    c.to(device)\n    d.to(device)\n")
+    result = engine.analyse(source, "t.py", [r for r in engine.RULES if r.default_on])
+    assert [(f.line, f.code) for f in result.findings] == [(8, "TEN104"), (9, "TEN104")]

@@ -11,18 +11,24 @@ copy (a cast shares only when the dtype already matches, which the file does not
 What torch cannot declare (NumPy's own views and writers, the tensor properties that are views) is the
 small reviewed overlay below. The rules differ only in which aliases they ask about and which sources
 matter (`still_used`, parameters written on purpose).
+
+A def of the file or of a neighbouring module (analysis/project.py) is summarised by the same steps:
+`returned_alias(fn)` says it returns an alias of its parameter k, through which steps, when every
+path of it does (`to_numpy(t)` returning `np.asarray(t.cpu())`); a call of it continues the steps
+from the argument passed for k.
 """
 from __future__ import annotations
 
 import ast
 from typing import Iterator, NamedTuple, Optional
 
-from . import api, names
+from . import api, names, summaries
 from .evidence import CONTAINER, MODULE, NDARRAY, SURE_TENSOR, TENSORISH
 from .facts import Bind, Binding, dotted, end_of, pos_of, walk
 from .inplace import is_inplace_method, written
 
 FAR = (1 << 30, 0)
+MAX_HOPS = 8  # local names followed back from a return statement to a parameter
 
 # ---- the overlay: what torch's declarations cannot say ------------------------------------------------
 # Tensor properties that are views (the model lists callables only); `.T` and `.real` / `.imag` are views
@@ -65,11 +71,21 @@ class Step(NamedTuple):
     text: str  # how the step reads in a message: '.detach()', '.data', 'torch.from_numpy'
 
 
+class Via(NamedTuple):
+    """A def that built the first `built` steps of an alias in its own body, from its parameter `param`,
+    reached through `call` in this file (`returned_alias`); those steps' nodes are in that def."""
+    call: ast.Call
+    param: str
+    built: int
+
+
 class Alias(NamedTuple):
-    """`site` shares the memory of the named `source`; `steps` lead from the source out to `site`."""
-    site: ast.AST
+    """`site` shares the memory of the named `source`; `steps` lead from the source out to `site`.
+    `site` is None for an element of a tuple a helper returns (`a, b = f(x)`): nothing to copy there."""
+    site: Optional[ast.AST]
     source: ast.AST
     steps: tuple[Step, ...]
+    helper: Optional[Via] = None
 
     @property
     def family(self) -> str:
@@ -95,7 +111,16 @@ class Alias(NamedTuple):
         return next((s for s in self.steps if s.op == op), None)
 
     def how(self) -> str:
-        """The creating chain as it reads: `.detach().cpu().numpy()`, `torch.from_numpy(...).to()`."""
+        """The creating chain as it reads: `.detach().cpu().numpy()`, `torch.from_numpy(...).to()`; for a
+        helper's alias, what it returns: `to_numpy() returns np.asarray(t.cpu())`."""
+        if self.helper is not None:
+            via = self.helper
+            expr = via.param
+            for s in self.steps[:via.built]:
+                if s.op != VIEW:
+                    expr = expr + s.text if s.text.startswith(".") else f"{s.text.removesuffix('()')}({expr})"
+            then = "".join(s.text for s in self.steps[via.built:] if s.op != VIEW)
+            return f"{dotted(via.call.func) or 'the call'}() returns {expr}" + (f", then {then}" if then else "")
         parts = [s.text for s in self.steps if s.op != VIEW]
         if len(parts) > 1 and not parts[0].startswith("."):  # a function: torch.from_numpy(...).to()
             parts[0] = parts[0].removesuffix("()") + "(...)"
@@ -129,8 +154,7 @@ def _writes(node, ctx) -> Iterator[Write]:
             yield Write(KEPT, names_[0], alias)
     for target, side in _targets(node, ctx):
         if isinstance(target, ast.Name):
-            origin = _binding(target.id, ctx)
-            alias = alias_of(origin.value, ctx) if origin is not None else None
+            alias = _bound_alias(_binding(target.id, ctx), ctx)
             if alias is not None and not _own_name(alias, target.id) and side in (None, alias.side):
                 yield Write(NAME, target.id, alias)
         else:
@@ -182,19 +206,143 @@ def _own_name(alias: Alias, name: str) -> bool:
 
 
 def _binding(name: str, ctx) -> Optional[Binding]:
-    """The `name = value` statement, in the current scope, that gave `name` its object at the node under
-    check (augmented assignments keep the object), or None."""
+    """The `name = value` (or `name, other = call(...)`) statement, in the current scope, that gave `name`
+    its object at the node under check (augmented assignments keep the object), or None."""
     origin = ctx.frame.scope.origin(name, ctx.pos)
-    if origin is None or origin.kind not in (Bind.ASSIGN, Bind.ANNASSIGN) or origin.value is None:
+    if origin is None or origin.kind not in (Bind.ASSIGN, Bind.ANNASSIGN, Bind.UNPACK) or origin.value is None:
         return None
     return origin
 
 
+def _bound_alias(origin: Optional[Binding], ctx) -> Optional[Alias]:
+    """The alias a binding gave its name: its value's, or a helper's element of a returned tuple."""
+    if origin is None:
+        return None
+    if origin.kind != Bind.UNPACK:
+        return alias_of(origin.value, ctx)
+    helper = _helper_alias(origin.value, origin.index, ctx)
+    if helper is None:
+        return None
+    via, source, inner, side = helper
+    return Alias(None, source, inner, via)
+
+
 def alias_of(expr: ast.AST, ctx) -> Optional[Alias]:
     """The alias `expr` is (of which named source, through which steps), or None: a fresh temporary
-    (`f(x).detach()`), a copy on the way (`.clone()`, a cast, fancy indexing), or no creating step."""
+    (`f(x).detach()`), a copy on the way (`.clone()`, a cast, fancy indexing), or no creating step.
+    A value built by a def of the file or a neighbouring module that returns an alias of its parameter
+    (`returned_alias`) continues the steps from the argument passed for it: `to_numpy(t)[0]`."""
+    base, steps = _walk(expr, ctx)
+    named_base = isinstance(base, (ast.Name, ast.Attribute)) and dotted(base) is not None
+    if named_base and CREATES & {s.op for s in steps}:  # the alias is made here: its source is `base`
+        return Alias(expr, base, steps) if _fits(base, steps, ctx) is not None else None
+    helper = None
+    if isinstance(base, ast.Name):
+        found = ctx.frame.scope.reaching(base.id, pos_of(base))
+        b = found[0] if len(found) == 1 and found[0].kind in (Bind.ASSIGN, Bind.ANNASSIGN, Bind.UNPACK) else None
+        helper = _helper_alias(b.value, b.index, ctx) if b is not None else None  # `x_t, y_t = cast(x, y)`
+    elif isinstance(base, ast.Call):
+        helper = _helper_alias(base, None, ctx)
+    if helper is None:
+        return None
+    via, source, inner, side = helper
+    return Alias(expr, source, inner + steps, via) if _fits(source, steps, ctx, side, start=via.call) else None
+
+
+def _helper_alias(value: Optional[ast.AST], index: Optional[int], ctx):
+    """(Via, the argument, the helper's steps, the side they end on) when `value` is a call of a def
+    that returns an alias of a parameter (element `index` of the tuple it returns), passed a name."""
+    if not isinstance(value, ast.Call):
+        return None
+    fn = summaries.callee(value, ctx, pos_of(value))
+    returned = returned_alias(fn, ctx, index) if fn is not None else None
+    arg = summaries.passed(fn, returned.param, value) if returned is not None else None
+    if not isinstance(arg, (ast.Name, ast.Attribute)) or dotted(arg) is None:
+        return None  # a fresh temporary (`f(x.copy())`) or nothing passed: nobody else holds it
+    return Via(value, returned.param, len(returned.steps)), arg, returned.steps, returned.side
+
+
+class Returned(NamedTuple):
+    """A def returns an alias of its parameter `param`: `steps` from it out to the value returned."""
+    param: str
+    steps: tuple[Step, ...]
+    side: str
+
+
+def returned_alias(fn: ast.AST, ctx, index: Optional[int] = None) -> Optional[Returned]:
+    """What def `fn` returns (element `index` of the tuple it returns), when that is an alias of one of
+    its parameters on every path: each return statement, each binding of a local name that reaches it,
+    each branch of `a if c else b`, ends in the same parameter through memory-keeping steps, and one
+    path creates the alias (the query's own steps: `torch.from_numpy(x)`, `np.asarray(t.cpu())`).
+    Returning the parameter itself on another path shares too; so does `np.asarray(x)` of any x (the
+    array itself, a CPU tensor's memory, or a new array of a list that nobody else holds). One path
+    that copies (`np.array(x)`, `.clone()`, `.cuda()`) or builds anything else makes it None: which path
+    runs is unknown, and a result that may be fresh is the caller's to write."""
+    ctx = summaries.in_home(fn, ctx)
+    key = ("returned-alias", id(fn), index)
+    memo = ctx.facts.memo
+    if key not in memo:
+        memo[key] = None  # recursion answers None
+        memo[key] = _returned_alias(fn, ctx, index)
+    return memo[key]
+
+
+def _returned_alias(fn, ctx, index) -> Optional[Returned]:
+    found = summaries.returns(fn)
+    frame = ctx.facts.function_frame(fn) if found else None
+    if frame is None:
+        return None
+    paths = []
+    for r in sorted(found, key=pos_of):  # the first path that makes the alias is the one messages show
+        value = r.value
+        if index is not None:
+            plain = isinstance(value, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in value.elts)
+            value = value.elts[index] if plain and index < len(value.elts) else None
+        inner = summaries.at(ctx, frame, r)
+        got = _paths(value, inner, 0) if value is not None else None
+        if got is None:
+            return None
+        paths += [(inner, *p) for p in got]
+    if len({id(b) for _, b, _, _ in paths}) != 1 or not all(_shares(steps) for *_, steps in paths):
+        return None
+    for inner, b, name, steps in paths:
+        side = _fits(name, steps, inner) if CREATES & {s.op for s in steps} else None
+        if side is not None:
+            return Returned(b.name, steps, side)
+    return None
+
+
+def _paths(expr: ast.AST, ctx, hops: int) -> Optional[list[tuple[Binding, ast.Name, tuple[Step, ...]]]]:
+    """(the parameter's binding, the name it is read by, the steps from it) for each way the memory of
+    `expr`, in a def, comes from a parameter; None when one way does not (a copy, a fresh value)."""
+    if isinstance(expr, ast.IfExp):
+        body, orelse = _paths(expr.body, ctx, hops), _paths(expr.orelse, ctx, hops)
+        return None if body is None or orelse is None else body + orelse
+    base, steps = _walk(expr, ctx)
+    found = ctx.frame.scope.reaching(base.id, pos_of(base)) if isinstance(base, ast.Name) else []
+    if not found or hops > MAX_HOPS:
+        return None
+    out = []
+    for b in found:
+        if b.kind == Bind.ARG:
+            out.append((b, base, steps))
+            continue
+        inner = _paths(b.value, ctx, hops + 1) if b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and b.value else None
+        if inner is None:
+            return None
+        out += [(p, name, before + steps) for p, name, before in inner]
+    return out
+
+
+def _shares(steps: tuple[Step, ...]) -> bool:
+    """Every step keeps the memory: device moves only to where a CPU tensor already is."""
+    return all(s.op != MOVE or _to_cpu(s.node) for s in steps)
+
+
+def _walk(expr: ast.AST, ctx) -> tuple[ast.AST, tuple[Step, ...]]:
+    """(the expression the memory-keeping steps of `expr` start from, those steps from it outward)."""
     steps: list[Step] = []
-    site, on_array = expr, False
+    on_array = False
     while True:
         step = _step(expr, ctx, on_array)
         if step is None:
@@ -203,11 +351,7 @@ def alias_of(expr: ast.AST, ctx) -> Optional[Alias]:
         expr = step[1]
         if step[0].op in CROSSINGS:
             on_array = step[0].op == FROM_NUMPY
-    steps.reverse()
-    if not isinstance(expr, (ast.Name, ast.Attribute)) or dotted(expr) is None or not steps:
-        return None
-    alias = Alias(site, expr, tuple(steps))
-    return alias if _consistent(alias, ctx) else None
+    return expr, tuple(reversed(steps))
 
 
 def _step(expr, ctx, on_array: bool = False) -> Optional[tuple[Step, ast.AST]]:
@@ -291,36 +435,39 @@ def _advanced(index: ast.AST, ctx) -> bool:
     return False
 
 
-def _consistent(alias: Alias, ctx) -> bool:
-    """The steps fit the side they are on, and the evidence agrees on what crosses: `.numpy()` of a
+def _fits(source: ast.AST, steps: tuple[Step, ...], ctx, side: Optional[str] = None,
+          start: Optional[ast.AST] = None) -> Optional[str]:
+    """The side ('ndarray' / 'tensor') `steps` end on when they fit the side they are on (from `side`, or
+    the one the first crossing implies) and the evidence agrees on what crosses: `.numpy()` of a
     tensor in a torch file, `np.asarray` of something known to be a tensor, `torch.from_numpy` of
-    something not known to be a tensor (`torch.as_tensor` / `torch.asarray` of a known array). Device
-    moves count as shared only where they may keep a CPU tensor (`.cpu()`, `.to(device)`): from_numpy's
-    result is one, and that is where `.numpy()` works."""
-    ops = [s.op for s in alias.steps]
-    if not CREATES & set(ops):
-        return False
-    crossings = [op for op in ops if op in CROSSINGS]
-    side = "ndarray" if crossings and crossings[0] == FROM_NUMPY else "tensor"
-    for s in alias.steps:
+    something not known to be a tensor (`torch.as_tensor` / `torch.asarray` of a known array); else None.
+    Device moves count as shared only where they may keep a CPU tensor (`.cpu()`, `.to(device)`):
+    from_numpy's result is one, and that is where `.numpy()` works. `start`: what the first step is
+    taken of, when not `source` (a helper's call)."""
+    if side is None:
+        crossings = [s.op for s in steps if s.op in CROSSINGS]
+        side = "ndarray" if crossings and crossings[0] == FROM_NUMPY else "tensor"
+    before = start or source  # what each step is taken of
+    for s in steps:
         if s.op in CROSSINGS:
-            if not _crosses(s, alias, ctx, side):
-                return False
+            if not _crosses(s, before, source, ctx, side):
+                return None
             side = "tensor" if s.op == FROM_NUMPY else "ndarray"
         elif side == "ndarray":
             if s.op not in (VIEW, MAY) or not _array_view(s.node):
-                return False  # a tensor's method on an array
+                return None  # a tensor's method on an array
         elif s.op == MOVE and not _to_cpu(s.node):
-            return False
-    return True
+            return None
+        before = s.node
+    return side
 
 
-def _crosses(step: Step, alias: Alias, ctx, side: str) -> bool:
+def _crosses(step: Step, before: ast.AST, source: ast.AST, ctx, side: str) -> bool:
     if step.op == NUMPY:
-        return side == "tensor" and _imports_torch(ctx) and ctx.kind(alias.source) not in (NDARRAY, MODULE)
+        return side == "tensor" and _imports_torch(ctx) and ctx.kind(source) not in (NDARRAY, MODULE)
     if step.op == ASARRAY:
-        return side == "tensor" and ctx.kind(step.node.args[0]) in TENSORISH
-    known = ctx.kind(step.node.args[0])
+        return side == "tensor" and ctx.kind(before) in TENSORISH
+    known = ctx.kind(before)
     if step.text == "torch.from_numpy":
         return side == "ndarray" and known not in SURE_TENSOR
     return side == "ndarray" and known == NDARRAY
@@ -397,6 +544,9 @@ def used_after(name: str, ctx, after, caller_holds: bool = True) -> bool:
     origin = scope.origin(name, ctx.pos)
     if caller_holds and origin is not None and origin.kind == Bind.ARG:
         return True
+    later = scope.read_later(name, after)
+    if later is not None:
+        return later
     rebound = [b.end for b in bindings if b.pos > after and b.kind != Bind.AUG]
     until = min(rebound, default=FAR)
     if scope.loads_between(name, after, until):

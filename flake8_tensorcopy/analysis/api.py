@@ -81,6 +81,14 @@ def function(qualname: Optional[str]) -> Optional[Op]:
     return Op(*entry) if entry else None
 
 
+def numpy_passes_tensor(qualname: Optional[str]) -> Optional[str]:
+    """For a numpy function that returns a torch.Tensor when given one (`numpy.ceil(t)`), which argument must
+    be the tensor: 'any' (a binary ufunc) or 'first'; None for the others (`numpy.mean`, `numpy.asarray`)."""
+    if not qualname or not qualname.startswith("numpy."):
+        return None
+    return torch_api.NUMPY_FUNCTIONS.get(qualname[len("numpy."):])
+
+
 def is_module_class(qualname: Optional[str]) -> bool:
     return qualname in torch_api.MODULE_CLASSES
 

@@ -63,7 +63,7 @@ def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[st
             return TENSOR
         if key == "self" and ctx.frame.cls is not None and _is_module_class(ctx.frame.cls, ctx):
             return MODULE
-        kinds = {_binding_kind(b, key, ctx, depth) for b in _reaching(key, ctx, pos)}
+        kinds = {_binding_kind(b, key, ctx, depth) for b in reaching(key, ctx, pos)}
         return kinds.pop() if len(kinds) == 1 else None  # unknown, or different on different paths
     if isinstance(expr, ast.Attribute):
         attr = expr.attr
@@ -119,13 +119,20 @@ def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[st
     return None
 
 
-def _reaching(name: str, ctx: "Context", pos) -> list:
-    """Bindings that may give `name` its value at `pos` (this scope's, else an enclosing one's)."""
-    reaching = ctx.frame.scope.reaching(name, pos)
-    if reaching:
-        return reaching
-    b = ctx.frame.scope.binding_before(name, pos)
-    return [b] if b is not None else []
+def reaching(name: str, ctx: "Context", pos) -> list:
+    """Bindings that may give `name` its value at `pos` (this scope's, else an enclosing one's). A
+    `name = None` binding is left out when others reach too: where a value that is None or a tensor is
+    used as a tensor (`if x is not None: torch.tensor(x)`), it is the tensor."""
+    found = ctx.frame.scope.reaching(name, pos)
+    if not found:
+        b = ctx.frame.scope.binding_before(name, pos)
+        return [b] if b is not None else []
+    some = [b for b in found if not _binds_none(b)]
+    return some or found
+
+
+def _binds_none(b) -> bool:
+    return b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and isinstance(b.value, ast.Constant) and b.value.value is None
 
 
 def _binding_kind(b, name: str, ctx: "Context", depth: int) -> Optional[str]:
@@ -135,6 +142,8 @@ def _binding_kind(b, name: str, ctx: "Context", depth: int) -> Optional[str]:
             return ann
     if b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and b.value is not None:
         return kind(b.value, ctx, b.pos, depth + 1)
+    if b.kind == Bind.IMPORT:
+        return summaries.imported(b, ctx, kind, depth + 1)
     if b.kind == Bind.UNPACK:
         return element_kind(b.value, b.index, ctx, b.pos, depth + 1)
     if b.kind == Bind.FOR and isinstance(b.node, (ast.For, ast.AsyncFor)):
@@ -203,7 +212,7 @@ def _is_loader(expr, loop, ctx: "Context") -> bool:
 
 
 def _binding_attached(b, expr: ast.Name, ctx: "Context", pos, depth: int) -> bool:
-    if b.grad_off:
+    if b.grad_off or ctx.frame.scope.grad_off_at(b.pos):
         return False
     if b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and b.value is not None:
         return attached(b.value, ctx, b.pos, depth + 1)
@@ -228,6 +237,9 @@ def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]
         if made is not None:
             return made
         if q.startswith("numpy."):
+            inputs = {kind(a, ctx, pos, depth + 1) for a in numpy_tensor_inputs(call, q)}
+            if inputs & TENSORISH:  # numpy.ceil(t) is a tensor (Tensor.__array_wrap__)
+                return TENSOR if inputs & SURE_TENSOR else LIKELY_TENSOR
             return NDARRAY
         if q in ("collections.OrderedDict", "dict"):
             return CONTAINER
@@ -273,9 +285,18 @@ def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]
     return None
 
 
+def numpy_tensor_inputs(call: ast.Call, qualname: Optional[str]) -> list:
+    """The arguments of a numpy call that, when a tensor, make its result a tensor: any input of
+    `numpy.maximum(a, t)`, the first of `numpy.ceil(t)` and `numpy.round(t)`; none for `numpy.mean(t)`."""
+    passes = api.numpy_passes_tensor(qualname)
+    if passes is None or any(isinstance(a, ast.Starred) for a in call.args):
+        return []  # `numpy.maximum(*pair)`: which argument is where is unknown
+    return list(call.args) if passes == "any" else call.args[:1]
+
+
 def _imported(expr: ast.AST, ctx: "Context", pos) -> bool:
     """`L` of `from .. import lowering as L`: a name an import binds."""
-    return isinstance(expr, ast.Name) and any(b.kind == Bind.IMPORT for b in _reaching(expr.id, ctx, pos))
+    return isinstance(expr, ast.Name) and any(b.kind == Bind.IMPORT for b in reaching(expr.id, ctx, pos))
 
 
 def self_attribute_kind(attr: str, ctx: "Context") -> Optional[str]:
@@ -372,8 +393,8 @@ def _self_attributes(ctx: "Context") -> frozenset:
 
 def _only_named(name: str, ctx: "Context", pos) -> bool:
     """`name` is a plain parameter: its name is all that says what it is (`actor_critic` may be a factory)."""
-    reaching = _reaching(name, ctx, pos)
-    return bool(reaching) and all(b.kind == Bind.ARG and b.annotation is None for b in reaching)
+    found = reaching(name, ctx, pos)
+    return bool(found) and all(b.kind == Bind.ARG and b.annotation is None for b in found)
 
 
 def _torch_call_kind(q: Optional[str]) -> Optional[str]:
@@ -426,8 +447,8 @@ def attached(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> bool:
         scope = ctx.frame.scope
         if expr.id in scope.backward_names:
             return True
-        reaching = _reaching(expr.id, ctx, pos)
-        return bool(reaching) and all(_binding_attached(b, expr, ctx, pos, depth) for b in reaching)
+        found = reaching(expr.id, ctx, pos)
+        return bool(found) and all(_binding_attached(b, expr, ctx, pos, depth) for b in found)
     if isinstance(expr, ast.Attribute):
         if expr.attr in ("weight", "bias"):
             return True

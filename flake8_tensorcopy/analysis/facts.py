@@ -69,6 +69,8 @@ class Scope:
     backward_names: set[str] = field(default_factory=set)  # names with `.backward()` called on them
     starts: dict[str, list[Pos]] = field(default_factory=dict)  # where each binding starts, by name
     unsorted: set[str] = field(default_factory=set)  # names whose bindings were not met in source order
+    flow: Optional[object] = None  # the control-flow graph (flow.Flow), built when first asked
+    grad_switches: dict = field(default_factory=dict)  # statement `torch.set_grad_enabled(b)`: start -> grad off
 
     def bind(self, b: Binding) -> None:
         self.bindings.setdefault(b.name, []).append(b)
@@ -108,8 +110,15 @@ class Scope:
         return None
 
     def reaching(self, name: str, pos: Pos) -> list[Binding]:
-        """The bindings of `name` in this scope that may give its value at `pos`: the last one, and
-        while that one sits in a conditional body that does not hold `pos`, the ones before it."""
+        """The bindings of `name` in this scope that may give its value at `pos`, from the scope's
+        control-flow graph (analysis/flow.py). Where `pos` is in no statement of the graph (a decorator):
+        the last one in source order, and while that one sits in a conditional body that does not hold
+        `pos`, the ones before it."""
+        if name not in self.bindings:
+            return []
+        found = self._flow().reaching(name, pos)
+        if found is not None:
+            return found
         found = []
         for b in self._latest_first(name, pos):
             if b.end <= pos and b.kind != Bind.AUG:  # `x = f(x)`: the read inside sees the earlier binding
@@ -117,6 +126,22 @@ class Scope:
                 if b.block is None or b.block[0] <= pos <= b.block[1]:
                     break
         return found
+
+    def read_later(self, name: str, pos: Pos) -> Optional[bool]:
+        """Whether a path from `pos` reads `name` before rebinding it (analysis/flow.py); None when `pos`
+        is in no statement of the graph."""
+        return self._flow().read_later(name, pos)
+
+    def grad_off_at(self, pos: Pos) -> bool:
+        """Whether a statement `torch.set_grad_enabled(False)` of this scope turned grad off on every path
+        to `pos` (and no `set_grad_enabled(True)` turned it back on)."""
+        return bool(self.grad_switches) and self._flow().grad_off_at(pos)
+
+    def _flow(self):
+        if self.flow is None:
+            from .flow import Flow  # (flow.py imports this module)
+            self.flow = Flow(self)
+        return self.flow
 
     def loads_after(self, name: str, pos: Pos) -> list[Pos]:
         return [p for p in self.loads.get(name, ()) if p > pos]
@@ -342,6 +367,9 @@ class FileFacts:
     def _expr(self, node: ast.Expr, frame: Frame) -> list:
         if isinstance(node.value, ast.Call):
             self.discarded.add(id(node.value))
+            call = node.value
+            if self.qualname(call.func) in SET_GRAD and len(call.args) == 1 and isinstance(call.args[0], ast.Constant):
+                frame.scope.grad_switches[_pos(node)] = call.args[0].value is False
         return _plain(node, frame)
 
     def _call(self, node: ast.Call, frame: Frame) -> list:

@@ -2,9 +2,11 @@
 from a module beside it) is summarised from that module's source, read from disk when a rule first asks.
 
 `train_x, calib_x = split(X, Y)` with `from .utils import split`: what `split` returns is known from
-`utils.py` as if it were written in this file. Only plain defs are followed (not classes, not names
-re-bound at run time); a module that cannot be read or parsed answers nothing. Each module is parsed
-once per process (keyed by path, size and modification time).
+`utils.py` as if it were written in this file; so is the value of a module-level name imported from it
+(`from .maths import ROOTS`, bound once there by `ROOTS = torch.tensor(...)`). Only plain defs and plain
+assignments are followed (not classes, not names bound twice or re-bound at run time); a module that
+cannot be read or parsed answers nothing. Each module is parsed once per process (keyed by path, size
+and modification time).
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import stat
 import tokenize
 from typing import Optional
 
-from .facts import Bind, FileFacts
+from .facts import Bind, Binding, FileFacts
 
 LIMIT = 1 << 20  # a module larger than this (generated code, vendored data) is not read
 MAX_HOPS = 3  # re-exports followed: `from .ops import f` in a package's __init__.py
@@ -30,6 +32,19 @@ def imported_def(facts: FileFacts, node: ast.ImportFrom, name: str) -> Optional[
     """The plain def that `name`, bound by `from ... import` `node` in the file of `facts`, stands for."""
     alias = _alias(node, name)
     return _def_in(_module_facts(facts, node.module, node.level), alias.name) if alias else None
+
+
+def imported_value(facts: FileFacts, node: ast.ImportFrom, name: str) -> Optional[tuple[FileFacts, Binding]]:
+    """The module-level `NAME = value` that `name`, bound by `from ... import` `node`, stands for, with the facts
+    of its home module: NAME is bound there once, by that plain assignment, and no def declares it global."""
+    alias = _alias(node, name)
+    found = _bound_in(_module_facts(facts, node.module, node.level), alias.name) if alias else None
+    if found is None:
+        return None
+    home, b = found
+    plain = (isinstance(b.node, ast.Assign) and len(b.node.targets) == 1 and isinstance(b.node.targets[0], ast.Name)
+             or isinstance(b.node, ast.AnnAssign) and b.node.value is not None)
+    return found if plain and b.name not in _globals(home) else None
 
 
 def module_def(facts: FileFacts, node: ast.AST, name: str, attr: str) -> Optional[ast.AST]:
@@ -54,17 +69,31 @@ def _alias(node: ast.ImportFrom, name: str) -> Optional[ast.alias]:
     return None if alias is None or alias.name == "*" else alias
 
 
-def _def_in(home: Optional[FileFacts], name: str, hops: int = 0) -> Optional[ast.AST]:
-    """The def `name` is bound to, once, at the top of `home`'s module; a re-export is followed."""
+def _def_in(home: Optional[FileFacts], name: str) -> Optional[ast.AST]:
+    """The def `name` is bound to, once, at the top of `home`'s module."""
+    found = _bound_in(home, name)
+    return found[1].node if found and found[1].kind == Bind.OTHER and isinstance(found[1].node, DEFS) else None
+
+
+def _bound_in(home: Optional[FileFacts], name: str, hops: int = 0) -> Optional[tuple[FileFacts, Binding]]:
+    """The one binding of `name` at the top of `home`'s module, with the facts of the module that holds it;
+    a re-export (`from .ops import f` in a package's __init__.py) is followed."""
     found = home.module_scope.bindings.get(name, ()) if home is not None and hops <= MAX_HOPS else ()
     if len(found) != 1:  # bound twice (a fallback import, a redefinition): which one runs is unknown
         return None
     b = found[0]
-    if b.kind == Bind.OTHER and isinstance(b.node, DEFS):
-        return b.node
     if b.kind == Bind.IMPORT and isinstance(b.node, ast.ImportFrom) and _alias(b.node, name):
-        return _def_in(_module_facts(home, b.node.module, b.node.level), _alias(b.node, name).name, hops + 1)
-    return None
+        return _bound_in(_module_facts(home, b.node.module, b.node.level), _alias(b.node, name).name, hops + 1)
+    return home, b
+
+
+def _globals(home: FileFacts) -> frozenset:
+    """The names some def of the module declares `global` (and may rebind)."""
+    key = ("globals",)
+    if key not in home.memo:
+        home.memo[key] = frozenset(n for node in ast.walk(home.tree) if isinstance(node, ast.Global)
+                                   for n in node.names)
+    return home.memo[key]
 
 
 def _module_facts(facts: FileFacts, module: Optional[str], level: int) -> Optional[FileFacts]:

@@ -101,10 +101,7 @@ def returned(fn: ast.AST, ctx, index: Optional[int], ask: Callable, depth: int, 
     With `any_path`, True when some return statement's answer is True (a graph kept on one path is kept)."""
     if not isinstance(fn, DEFS):
         return None
-    home = project.home(fn)
-    if home is not None and home is not ctx.facts:  # a def of another module: read in its own file
-        ctx = _at(ctx, home.module_frame, fn)
-        ctx.facts = home
+    ctx = in_home(fn, ctx)
     key = ("returned", id(fn), index, id(ask), any_path)
     memo = ctx.facts.memo
     if key not in memo:
@@ -113,12 +110,37 @@ def returned(fn: ast.AST, ctx, index: Optional[int], ask: Callable, depth: int, 
     return memo[key]
 
 
+def imported(b, ctx, ask: Callable, depth: int):
+    """`ask` of the value a name imported from a neighbouring module holds (`from .maths import ROOTS`, where
+    maths.py binds `ROOTS = torch.tensor(...)` once at its top), judged in that module; None otherwise."""
+    if b is None or b.kind != Bind.IMPORT or not isinstance(b.node, ast.ImportFrom):
+        return None
+    found = project.imported_value(ctx.facts, b.node, b.name)
+    if found is None:
+        return None
+    home, bound = found
+    return ask(bound.value, _moved(ctx, home, bound.node), bound.pos, depth)
+
+
+def in_home(fn: ast.AST, ctx):
+    """`ctx` for reading `fn`: moved into its module's file when it is a def of another module."""
+    home = project.home(fn)
+    return ctx if home is None or home is ctx.facts else _moved(ctx, home, fn)
+
+
+def _moved(ctx, home, node: ast.AST):
+    """`ctx` at `node` of another module's file `home`."""
+    ctx = at(ctx, home.module_frame, node)
+    ctx.facts = home
+    return ctx
+
+
 def _returned(fn, ctx, index, ask, depth, any_path):
     found = returns(fn)
     frame = ctx.facts.function_frame(fn) if found else None
     if frame is None:
         return None
-    return _join((_answer(r.value, _at(ctx, frame, r), index, ask, depth, any_path) for r in found), any_path)
+    return _join((_answer(r.value, at(ctx, frame, r), index, ask, depth, any_path) for r in found), any_path)
 
 
 def _answer(value, inner, index, ask, depth, any_path):
@@ -202,18 +224,18 @@ def def_of(b, ctx) -> Optional[ast.AST]:
 
 def _argument(fn, param: str, ctx, ask, depth, any_site):
     sites = call_sites(fn, ctx)
-    return _join((_site_answer(fn, param, call, _at(ctx, frame, call), ask, depth, any_site) for call, frame in sites),
+    return _join((_site_answer(fn, param, call, at(ctx, frame, call), ask, depth, any_site) for call, frame in sites),
                  any_site) if sites else None
 
 
 def _site_answer(fn, param: str, call, inner, ask, depth, any_site):
     if callee(call, inner, inner.pos) is not fn:
         return None if any_site else UNKNOWN  # the name means something else there
-    value = _passed(fn, param, call)
+    value = passed(fn, param, call)
     return UNKNOWN if value is None else ask(value, inner, inner.pos, depth)
 
 
-def _passed(fn, param: str, call: ast.Call) -> Optional[ast.expr]:
+def passed(fn, param: str, call: ast.Call) -> Optional[ast.expr]:
     """The expression `call` passes for `param` of `fn`, if it says plainly."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return None
@@ -344,7 +366,7 @@ def _called_name(node: ast.AST) -> Optional[str]:
     return None
 
 
-def _at(ctx, frame, node: ast.AST):
+def at(ctx, frame, node: ast.AST):
     """The rule's context moved to `node` in `frame`."""
     inner = copy.copy(ctx)
     inner.frame, inner.node, inner.pos = frame, node, (node.lineno, node.col_offset)

@@ -69,8 +69,8 @@ def check(node, ctx):
         alias = write.alias
         if write.how == DIRECT or alias.family != DETACH or not _reportable_source(alias.source, ctx, end_of(node)):
             continue
-        site = alias.site
-        fix = ctx.replace(site, as_receiver(ctx.text(site), site) + ".clone()", FIX)
+        site = alias.site  # None for an element of a tuple a helper returned: nothing to copy there
+        fix = ctx.replace(site, as_receiver(ctx.text(site), site) + ".clone()", FIX) if site is not None else None
         yield ctx.finding(node, fix, alias=write.name, source=ctx.text(alias.source),
                           where=ON_CPU if alias.moved else "")
 

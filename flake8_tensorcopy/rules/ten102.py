@@ -92,11 +92,11 @@ def check(node, ctx):
     if ctx.in_param_update_function:
         return
     for write in alias_writes(node, ctx):
-        if write.alias.family != DATA:
-            continue
+        if write.alias.family != DATA or write.alias.helper is not None:
+            continue  # a `.data` alias a helper built: its fix would be in the helper's body
         if write.how == KEPT:
             yield from _kept_result(node, write, ctx)
-        elif ctx.frame.grad_disabled:
+        elif ctx.grad_disabled:
             continue
         elif write.how == DIRECT:  # y.data[...] = v, y.data.mul_(0)
             yield from _direct(node, write, ctx)

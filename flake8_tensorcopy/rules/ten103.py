@@ -6,7 +6,13 @@ Flags an in-place write into a name bound to `t.numpy()`, `t.cpu().numpy()`,
 `[...]`), or to `torch.from_numpy(arr)` (and its views, `.detach()`, and the device moves that keep a
 CPU tensor where it is: `.cpu()`, `.to(device)`), or `torch.as_tensor(arr)` of an array, when the other
 side (`t` or `arr`) is read after the write. Also `u = torch.from_numpy(arr).sub_(0.5)`, an in-place
-chain kept under a name.
+chain kept under a name, and aliases built in a helper function of the file or of a module it imports
+from its package (or from beside it): `a = to_numpy(t)` where `to_numpy` returns
+`np.asarray(t.cpu())`, `x, y = cast_inputs(x_arr, y_arr)` where it returns `torch.from_numpy(x_arr)`.
+A helper counts when every path of it returns the same parameter's memory (the parameter itself on
+another path does) and one path makes the alias; a helper that copies on some path
+(`torch.from_numpy(x) if isinstance(x, np.ndarray) else torch.tensor(x)`, `.cuda()`) or always
+(`.clone()`, `np.array(x)`, `.numpy().copy()`) does not.
 
 ## Why is this bad?
 On a CPU tensor, `.numpy()`, `np.asarray(t)` and `torch.from_numpy(arr)` share memory with their
@@ -52,8 +58,13 @@ Casts share memory only when the dtype already matches (`torch.from_numpy(a).flo
 array, `.to(device, torch.float32)`, `t.float().numpy()`); the file rarely shows the dtype, so they are
 taken as copies and writes through them are missed. So are writes that reach an array or tensor the
 caller passed in but the function never reads again (`w = torch.from_numpy(w).to(device)` then
-`w += noise` mutates the caller's float32 array on CPU), and arrays that reach the function through a
-call defined in another module that may return its argument. Writes through NumPy functions are
+`w += noise` mutates the caller's float32 array on CPU; `signal = to_numpy(signal)` then
+`signal /= peak` rescales the caller's tensor), and arrays that reach the function through a call that
+returns its argument unchanged. Through a helper's alias, only `-=`, `*=`, `/=`, `.sub_()`, `.mul_()`,
+`.div_()`, `.clamp_()` / `.clip_()` are looked for in a def that names no alias function, and only in a
+file that does (`.numpy(`, `to_numpy(`, `from_numpy`, `asarray`, `as_tensor`); no fix is offered where
+a copy at one site would leave another path aliased (`x = cast(a)`, then `if flip: x = x.permute(...)`)
+or for an element of a returned tuple. Writes through NumPy functions are
 recognised for `out=`, `np.copyto`, `np.put`, `np.place`, `np.putmask`, `np.fill_diagonal` and
 `np.random.shuffle`.
 
@@ -80,7 +91,13 @@ MESSAGE = ("in-place write to '{alias}', which shares memory with '{source}' ({h
 ON_CPU = " when it is a CPU tensor (a CUDA tensor needs .cpu(), which copies: CPU and GPU runs differ)"
 STAYS_ON_CPU = " while the tensor stays on the CPU (.cpu() / .to(device) of a CPU tensor return it)"
 FIX = FixSafety.UNSAFE
-TRIGGER = (r"\.numpy\(", "from_numpy", "asarray", "as_tensor")  # any of
+# Any of: `.numpy(` and helpers named for it (`to_numpy(`), the NumPy <-> torch functions.
+TRIGGER = (r"numpy\(", "from_numpy", "asarray", "as_tensor")
+# Where findings are: the alias texts, and the normalising writes through an alias a helper function
+# built (`x_t = cast_inputs(x)` then `x_t /= 255`, in a def that names no alias function). `+=` and
+# `.add_(` are left out: counters and optimiser updates are everywhere, and each def they make hot is
+# walked for every rule.
+HOT = TRIGGER + (r"[-*/]=", r"\.(?:sub|mul|div|clamp|clip)_\(")
 NODES = (ast.Assign, ast.AugAssign, ast.Expr)
 CLAIM = ("On a CPU tensor t, a = t.detach().cpu().numpy() and u = torch.from_numpy(arr).to(device) share "
          "memory: an in-place write into a changes t, and into u changes arr; .copy() / .clone() at the "
@@ -99,8 +116,17 @@ def check(node, ctx):
             continue
         copy = "copy" if alias.side == "ndarray" else "clone"
         site = alias.site
-        fix = ctx.replace(site, f"{as_receiver(ctx.text(site), site)}.{copy}()", FIX)
+        fix = ctx.replace(site, f"{as_receiver(ctx.text(site), site)}.{copy}()", FIX) if _one_site(write, ctx) else None
         where = ON_CPU if alias.side == "ndarray" else STAYS_ON_CPU if alias.moved else ""
         at = "before the in-place call" if write.how == KEPT else f"at '{write.name} = ...'"
         yield ctx.finding(node, fix, alias=write.name, source=ctx.text(source), how=alias.how(), where=where,
                           copy=f".{copy}() {at}")
+
+
+def _one_site(write, ctx) -> bool:
+    """A copy at the alias site covers every way the write gets its alias: the site is an expression
+    (not an element of a tuple a helper returned), and only that binding of the name reaches the write
+    (`x = cast(a)` then `if flip: x = x.permute(...)`: a copy in the branch leaves the other path)."""
+    if write.alias.site is None:
+        return False
+    return write.how == KEPT or len(ctx.frame.scope.reaching(write.name, ctx.pos)) == 1

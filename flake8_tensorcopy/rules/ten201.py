@@ -73,7 +73,7 @@ def check(node: ast.Call, ctx):
     arg = node.args[0]
     if isinstance(arg, ast.Starred) or ctx.kind(arg) not in (TENSOR, LIKELY_TENSOR):
         return
-    if ctx.attached(arg) and not ctx.frame.grad_disabled:
+    if ctx.attached(arg) and not ctx.grad_disabled:
         why = WHY_NON_LEAF
     elif _is_view(arg) or _bound_to_view(arg, ctx):
         why = WHY_VIEW

@@ -68,7 +68,7 @@ KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", 
 
 
 def check(node, ctx):
-    if ctx.frame.grad_disabled or ctx.in_param_update_function:
+    if ctx.grad_disabled or ctx.in_param_update_function:
         return  # no graph is recorded / model surgery copies weights on purpose
     if isinstance(node, ast.Call):
         yield from _numpy_of_clone(node, ctx)

@@ -3,25 +3,42 @@
 ## What it does
 Flags `torch.tensor(t)`, `base.new_tensor(t)` and the legacy constructors `torch.Tensor(t)`,
 `torch.FloatTensor(t)` (and the other `torch.*Tensor` types) when the file gives real evidence that `t`
-is a tensor: it was built by a torch factory or function (through names, methods, indexing and
-arithmetic), or is a variable annotated `torch.Tensor`; for `base.new_tensor(t)`, also when `t` is
-computed elementwise from `base` itself (`ids.new_tensor(ids != pad)`: calling `new_tensor` on `ids`
-proves it a tensor, so the comparison is one too). Quiet inside `isinstance(t, torch.Tensor)` /
-`torch.is_tensor(t)` branches and any branch that tests the argument's type (there the call is the
-intended conversion of one input type), on NumPy arrays, lists and scalars, and when the argument is only
-known through a method name, a function parameter's annotation or a `.weight` attribute.
+is a tensor: it was built by a torch factory or function (through names, methods, indexing, arithmetic
+and the numpy functions that return a tensor for a tensor, as `numpy.ceil(t)`), is a module-level tensor
+imported from a neighbouring module, or is a variable annotated `torch.Tensor`; for `base.new_tensor(t)`,
+also when `t` is computed elementwise from `base` itself (`ids.new_tensor(ids != pad)`: calling
+`new_tensor` on `ids` proves it a tensor, so the comparison is one too). Quiet inside
+`isinstance(t, torch.Tensor)` / `torch.is_tensor(t)` branches and any branch that tests the argument's
+type (there the call is the intended conversion of one input type), on NumPy arrays, lists and scalars,
+and when the argument is only known through a method name, a plain `torch.Tensor` parameter
+annotation or a `.weight` attribute.
+
+Also flags `torch.tensor(p)` / `base.new_tensor(p)` on a parameter `p` (not rebound before the call)
+that its own function declares may be a tensor and may be something else: annotated with a union of a
+tensor type and another kind (`Union[float, torch.Tensor]`, `float | Tensor`; `Optional[Tensor]` is
+not one), or tested with `isinstance(p, torch.Tensor)` / `torch.is_tensor(p)` (a tuple holding a tensor
+type too) where the test cannot narrow the call: after it, or in an earlier `if` none of whose branches
+exits. Not when the call sits in a branch on another parameter (`if ret_np: u = torch.tensor(u)`: the
+flag may say which kind arrived). Such a finding has no fix: for a float or a list,
+`p.detach().clone()` fails; the message names the evidence and the form to use for a tensor.
 
 ## Why is this bad?
 `torch.tensor(t)` and `new_tensor(t)` copy, but silently cut the result from the graph
 (`requires_grad=False`, no `grad_fn`) and torch warns: "To copy construct from a tensor, it is
 recommended to use sourceTensor.detach().clone() ...". The legacy constructors do not copy at all: they
-return an alias of `t` (writes through either side show in the other).
+return an alias of `t` (writes through either side show in the other). A function whose annotation or
+isinstance test says tensors arrive warns on every tensor call (catalyst's `get_distributed_mean`,
+allennlp's `dist_reduce`, both fixed by copying tensors with `clone()`).
 
 ## Example
 ```python
 probs = torch.softmax(model(x), dim=-1)
 target = torch.tensor(probs)         # UserWarning; no gradient flows to model
 alias = torch.FloatTensor(probs)     # shares the storage of probs
+
+
+def distributed_mean(value: float | torch.Tensor):
+    return torch.tensor(value, dtype=torch.float)   # warns for the tensors it declares
 ```
 
 ## Use instead
@@ -29,6 +46,12 @@ alias = torch.FloatTensor(probs)     # shares the storage of probs
 probs = torch.softmax(model(x), dim=-1)
 target = probs.detach().clone()      # what torch.tensor(probs) does, without the warning
 same = torch.as_tensor(probs)        # when no copy is wanted
+
+
+def distributed_mean(value: float | torch.Tensor):
+    if isinstance(value, torch.Tensor):
+        return value.detach().to(dtype=torch.float, copy=True)
+    return torch.tensor(value, dtype=torch.float)
 ```
 
 ## Fix safety
@@ -37,15 +60,24 @@ Safe for `torch.tensor(t)`: it becomes `t.detach().clone()`, which torch documen
 `.requires_grad_(...)` (any other argument: no fix). `base.new_tensor(t)` becomes
 `t.detach().to(base, copy=True)` (base's dtype and device), safe when `base` is a plain name or
 attribute. Unsafe for the legacy constructors: `t.detach().clone()` copies where they aliased and stops
-the gradient that their alias let through.
+the gradient that their alias let through. No fix for a parameter that may be a tensor or something
+else: the conversion is right for the other kinds, so the tensor case needs its own branch.
 
 ## Known problems
-Function parameters are not reported even when annotated `torch.Tensor`: on real code those
-annotations were often wrong (lists and config values passed to an intended conversion). Branches are
-followed only one level: a tensor bound in an `if` body does not count in its `else`. Measured on about
-13,000 files of released PyTorch libraries: no finding with this evidence; evidence from method names
-and annotations made 20 findings there, none of them a bug (scalars from `.numel()` / `.q_scale()`,
-annotated parameters that receive lists, an intended alias).
+Parameters annotated plain `torch.Tensor` are not reported: on real code those annotations were often
+wrong (lists and config values passed to an intended conversion). A union annotation or an isinstance
+test is the function's own word, not a caller seen passing a tensor: on the ecosystem corpus it found
+captum's test helper (its tests pass one) and torchrl's `gamma: float | torch.Tensor` buffers (no tensor
+caller in the package). Tests through a flag (`is_t = isinstance(p, Tensor)`) and tests before the call
+other than an `if` are not counted. A name counts only when every binding that may reach the call gives
+a tensor (a `None` aside): `out = torch.zeros(3)` before a loop that rebinds `out = [...]` is not
+reported inside it. Measured on about 13,000 files of released PyTorch libraries: no finding with the
+evidence of a built tensor; evidence from method names and annotations made 20 findings there, none of
+them a bug (scalars from `.numel()` / `.q_scale()`, annotated parameters that receive lists, an intended
+alias).
+
+Which numpy functions give a tensor is probed from numpy 2.4 (ufuncs through `Tensor.__array_wrap__`,
+which numpy 2 deprecates in its current form; `numpy.round(t)` calls `t.round()`).
 
 ## References
 - torch.tensor docs: "When data is a tensor x, torch.tensor() reads out 'the data' from whatever it is
@@ -57,8 +89,10 @@ from __future__ import annotations
 import ast
 
 from ..analysis import api, summaries
-from ..analysis.evidence import MAX_DEPTH, PARAM, TENSOR, annotation_kind, self_attribute_kind
-from ..context import type_tested, within
+from ..analysis.evidence import (MAX_DEPTH, PARAM, TENSOR, annotation_kind, numpy_tensor_inputs, reaching,
+                                 self_attribute_kind)
+from ..analysis.maybe_tensor import declared_tensor
+from ..context import type_tested
 from ..analysis.facts import Bind, dotted
 from ..model import FixSafety
 from .edits import one_line
@@ -66,11 +100,13 @@ from .edits import as_receiver, detached_clone
 
 CODE = "TEN204"
 NAME = "tensor-from-tensor"
-MESSAGE = "{call} on tensor '{arg}' {why}; use {use}"
+MESSAGE = "{call} on {subject} {why}; use {use}"
 WHY_COPY = "copies and silently cuts the graph (torch warns)"
+WHY_MAYBE = "copies a tensor and silently cuts its graph (torch warns)"
 WHY_ALIAS = "does not copy: the result aliases it"
 FIX = FixSafety.SAFE
 TRIGGER = r"ensor\(\s*[A-Za-z_]"  # tensor(x, Tensor(x, new_tensor(x, FloatTensor(x: a named argument
+SEQUENCES = (ast.List, ast.Tuple, ast.ListComp)  # literals that `*` repeats
 NODES = (ast.Call,)
 CLAIM = ("torch.tensor(t) emits 'To copy construct from a tensor ...' and returns a tensor without grad_fn; "
          "torch.Tensor(t) / torch.FloatTensor(t) share t's storage; t.detach().clone() is an independent copy.")
@@ -96,20 +132,34 @@ def check(node: ast.Call, ctx):
     else:
         return
     from_base = call == "new_tensor()" and _computed_from(arg, node.func.value)
-    if not (from_base or _real_tensor(arg, ctx)):
+    if from_base or _real_tensor(arg, ctx):
+        fix = None if not from_base and _from_callers(arg, ctx) else make_fix(node, arg, ctx)
+        use = fix.edits[0].text if fix is not None and fix.safety is FixSafety.SAFE else _detached_clone(arg, ctx)
+        subject = f"tensor '{ctx.text(arg)}'"
+    elif make_fix is not _legacy_fix and (reason := _declared(arg, ctx)):
+        fix, suggested = None, make_fix(node, arg, ctx)  # only suggested: for a float or list it would fail
+        use = (suggested.edits[0].text if suggested is not None else _detached_clone(arg, ctx)) + " for a tensor"
+        subject, why = f"'{arg.id}', which may be a tensor ({reason}),", WHY_MAYBE
+    else:
         return
-    fix = None if not from_base and _from_callers(arg, ctx) else make_fix(node, arg, ctx)
-    use = fix.edits[0].text if fix is not None and fix.safety is FixSafety.SAFE else _detached_clone(arg, ctx)
-    yield ctx.finding(node, fix, call=call, arg=one_line(ctx.text(arg)), why=why, use=one_line(use))
+    yield ctx.finding(node, fix, call=call, subject=one_line(subject), why=why, use=one_line(use))
+
+
+def _quiet(key, ctx) -> bool:
+    """An isinstance branch (converting a tensor input is what it is for), or any branch that tests the
+    argument's type (`if isinstance(x, (list, tuple)): x = torch.tensor(x)`: a conversion on purpose)."""
+    return bool(key) and (key in ctx.frame.guards or type_tested(key, ctx))
+
+
+def _declared(arg: ast.expr, ctx):
+    """Why the function declares parameter `arg` may be a tensor (and may be something else), or None."""
+    if not isinstance(arg, ast.Name) or _quiet(arg.id, ctx):
+        return None
+    return declared_tensor(arg.id, ctx)
 
 
 def _real_tensor(arg: ast.expr, ctx) -> bool:
-    key = dotted(arg)
-    if key and key in ctx.frame.guards:
-        return False  # the isinstance branch: converting a tensor input is what the branch is for
-    if key and type_tested(key, ctx):
-        return False  # `if isinstance(x, (list, tuple)): x = torch.tensor(x)`: a conversion on purpose
-    return _built_tensor(arg, ctx, ctx.pos, 0)
+    return not _quiet(dotted(arg), ctx) and _built_tensor(arg, ctx, ctx.pos, 0)
 
 
 def _computed_from(arg: ast.expr, base: ast.expr) -> bool:
@@ -141,23 +191,16 @@ def _built_tensor(expr, ctx, pos, depth, callers=True) -> bool:
     if depth > MAX_DEPTH:
         return False
     ask = _built if callers else _built_here
-    if isinstance(expr, ast.Name):
-        if _bound_in_other_branch(expr.id, ctx, pos):
-            return False
-        b = ctx.frame.scope.binding_before(expr.id, pos)
-        if b is not None and b.kind == Bind.ARG and callers:
-            return summaries.argument(b, ctx, ask, depth + 1, any_site=True) is True
-        if b is not None and b.kind == Bind.UNPACK and isinstance(b.value, ast.Call):
-            return summaries.returned(summaries.callee(b.value, ctx, b.pos), ctx, b.index, ask, depth + 1) is True
-        if b is None or b.kind not in (Bind.ASSIGN, Bind.ANNASSIGN):
-            return False
-        if b.annotation is not None and annotation_kind(b.annotation, ctx) in (TENSOR, PARAM):
-            return True
-        return b.value is not None and _built_tensor(b.value, ctx, b.pos, depth + 1, callers)
+    if isinstance(expr, ast.Name):  # every binding that may reach `pos` must give a tensor
+        found = reaching(expr.id, ctx, pos)
+        return bool(found) and all(_built_binding(b, ctx, depth, callers) for b in found)
     if isinstance(expr, ast.Call):
         if summaries.returned(summaries.callee(expr, ctx, pos), ctx, None, ask, depth + 1):
             return True  # a function of the file that returns one
         q = ctx.qualname(expr.func)
+        inputs = numpy_tensor_inputs(expr, q)
+        if inputs:  # numpy.ceil(t) of a tensor is a tensor
+            return any(_built_tensor(a, ctx, pos, depth + 1, callers) for a in inputs)
         if q:
             op = api.function(q)
             return (op is not None and op.gives_tensor) or q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
@@ -174,11 +217,28 @@ def _built_tensor(expr, ctx, pos, depth, callers=True) -> bool:
     if isinstance(expr, ast.Subscript):
         return _built_tensor(expr.value, ctx, pos, depth + 1, callers)
     if isinstance(expr, ast.BinOp):
+        if isinstance(expr.op, ast.Mult) and any(isinstance(e, SEQUENCES) for e in (expr.left, expr.right)):
+            return False  # `[n] * t.sum()` repeats the list (a 0-d integer tensor is an index)
         return (_built_tensor(expr.left, ctx, pos, depth + 1, callers)
                 or _built_tensor(expr.right, ctx, pos, depth + 1, callers))
     if isinstance(expr, ast.UnaryOp):
         return _built_tensor(expr.operand, ctx, pos, depth + 1, callers)
     return False
+
+
+def _built_binding(b, ctx, depth, callers) -> bool:
+    ask = _built if callers else _built_here
+    if b.kind == Bind.ARG:
+        return callers and summaries.argument(b, ctx, ask, depth + 1, any_site=True) is True
+    if b.kind == Bind.IMPORT:  # a module-level tensor of a neighbouring module
+        return summaries.imported(b, ctx, ask, depth + 1) is True
+    if b.kind == Bind.UNPACK and isinstance(b.value, ast.Call):
+        return summaries.returned(summaries.callee(b.value, ctx, b.pos), ctx, b.index, ask, depth + 1) is True
+    if b.kind not in (Bind.ASSIGN, Bind.ANNASSIGN):
+        return False
+    if b.annotation is not None and annotation_kind(b.annotation, ctx) in (TENSOR, PARAM):
+        return True
+    return b.value is not None and _built_tensor(b.value, ctx, b.pos, depth + 1, callers)
 
 
 def _built(expr, ctx, pos, depth) -> bool:
@@ -187,18 +247,6 @@ def _built(expr, ctx, pos, depth) -> bool:
 
 def _built_here(expr, ctx, pos, depth) -> bool:
     return _built_tensor(expr, ctx, pos, depth, callers=False)
-
-
-def _bound_in_other_branch(name: str, ctx, pos) -> bool:
-    """`if ...: x = torch.stack(x) else: torch.tensor(x)`: the tensor binding never reaches the call."""
-    b = ctx.frame.scope.binding_before(name, pos)
-    if b is None:
-        return False
-    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    for n in ctx.facts.enclosing(root, pos):  # an `if` whose else holds `pos` holds the node there
-        if isinstance(n, ast.If) and n.orelse and within(n.body, b.pos) and within(n.orelse, pos):
-            return True
-    return False
 
 
 def _detached_clone(arg, ctx) -> str:

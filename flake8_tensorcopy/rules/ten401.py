@@ -115,7 +115,7 @@ APPENDERS = {"append": 0, "appendleft": 0, "insert": 1}
 
 
 def check(node, ctx):
-    if ctx.frame.grad_disabled or not ctx.frame.loops:
+    if ctx.grad_disabled or not ctx.frame.loops:
         return
     found = _accumulation(node)
     if found is None:

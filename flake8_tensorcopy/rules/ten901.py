@@ -88,7 +88,7 @@ MAX_DEPTH = 8
 
 def check(node, ctx):
     func = ctx.frame.func
-    if ctx.frame.grad_disabled or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    if ctx.grad_disabled or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return
     hook = "hook" in func.name.lower()
     if not hook and not (names.FORWARD_FUNC(func.name) and ctx.frame.cls is not None
@@ -172,7 +172,7 @@ def _from_graph(expr, ctx, hook, methods, depth) -> bool:
         return _from_graph(func.value, ctx, hook, methods, depth + 1)  # a tensor method: out.view(...)
     if isinstance(expr, ast.Name):
         b = ctx.frame.scope.binding_before(expr.id, ctx.pos)
-        if b is None or b.grad_off:
+        if b is None or b.grad_off or ctx.frame.scope.grad_off_at(b.pos):
             return False
         if b.kind == Bind.ARG:
             return hook and expr.id in HOOK_OUTPUT_ARGS

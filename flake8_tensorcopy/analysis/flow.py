@@ -1,0 +1,248 @@
+"""Reaching bindings from a control-flow graph of one scope's statements.
+
+`Flow(scope)` builds the graph once, when a rule first asks which bindings of a name may give it its
+value at a point: branches, loops (to a fixed point: a binding late in a loop body reaches a read at its
+top on the next pass), `break` / `continue` / `return` / `raise`, `try` (any statement of the body may
+jump to a handler or the `finally`), `with`, `match`. A node is a simple statement or the header of a
+compound one (an `if` test, a `for` iterator and its target, ...); nested defs and classes are one node
+(their bodies are other scopes). Augmented assignments keep the object, so they neither give nor kill.
+Sets of bindings are bit masks; the fixed point costs a pass over the nodes per loop nesting level.
+"""
+from __future__ import annotations
+
+import ast
+import bisect
+from typing import Optional
+
+from .facts import Bind, Pos, end_of, pos_of
+
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+TRY = tuple(t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None)
+MATCH = getattr(ast, "Match", ())
+
+
+class Flow:
+    def __init__(self, scope):
+        self.scope = scope
+        self.starts: list[Pos] = []  # node spans, in creation order (sorted before lookups)
+        self.ends: list[Pos] = []
+        self.succ: list[list[int]] = []
+        self._loops: list[tuple[int, list[int]]] = []  # (continue target, break sources) of enclosing loops
+        self._build(scope.node)
+        self.bindings = [b for bs in scope.bindings.values() for b in bs if b.kind != Bind.AUG]
+        self._bit = {id(b): 1 << i for i, b in enumerate(self.bindings)}
+        self._order = sorted(range(len(self.starts)), key=lambda i: self.starts[i])
+        self._sorted_starts = [self.starts[i] for i in self._order]
+        self.entry_in = self._solve()
+        self._live: dict[str, tuple] = {}
+        self._grad_off: Optional[list[bool]] = None
+
+    # ---- the graph ---------------------------------------------------------------------------
+    def _node(self, start: Pos, end: Pos, preds: list[int]) -> int:
+        i = len(self.starts)
+        self.starts.append(start)
+        self.ends.append(end)
+        self.succ.append([])
+        for p in preds:
+            self.succ[p].append(i)
+        return i
+
+    def _link(self, preds: list[int], to: int) -> None:
+        for p in preds:
+            self.succ[p].append(to)
+
+    def _build(self, node: ast.AST) -> None:
+        start = pos_of(node) if hasattr(node, "lineno") else (0, 0)
+        self.entry = self._node(start, start, [])  # parameters are bound here
+        body = node.body if isinstance(getattr(node, "body", None), list) else [node.body]
+        if isinstance(node, ast.Lambda):
+            self._node(pos_of(node.body), end_of(node.body), [self.entry])
+        else:
+            self._block(body, [self.entry])
+
+    def _block(self, stmts: list, preds: list[int]) -> list[int]:
+        for s in stmts:
+            preds = self._stmt(s, preds)
+        return preds
+
+    def _stmt(self, s: ast.stmt, preds: list[int]) -> list[int]:
+        if isinstance(s, ast.If):
+            test = self._node(pos_of(s.test), end_of(s.test), preds)
+            return self._block(s.body, [test]) + self._block(s.orelse, [test])
+        if isinstance(s, LOOPS):
+            return self._loop(s, preds)
+        if isinstance(s, TRY):
+            return self._try(s, preds)
+        if isinstance(s, (ast.With, ast.AsyncWith)):
+            head = self._node(pos_of(s), end_of(s.items[-1].context_expr), preds)
+            return self._block(s.body, [head])
+        if MATCH and isinstance(s, MATCH):
+            subject = self._node(pos_of(s), end_of(s.subject), preds)
+            outs, last = [], subject
+            for case in s.cases:
+                head = case.guard if case.guard is not None else case.pattern
+                last = self._node(pos_of(case.pattern), end_of(head), [last])
+                outs += self._block(case.body, [last])
+            return outs + [last]
+        node = self._node(pos_of(s), end_of(s), preds)
+        if isinstance(s, (ast.Return, ast.Raise)):
+            return []
+        if isinstance(s, (ast.Break, ast.Continue)) and self._loops:
+            head, breaks = self._loops[-1]
+            (breaks.append(node) if isinstance(s, ast.Break) else self._link([node], head))
+            return []
+        return [node]
+
+    def _loop(self, s: ast.AST, preds: list[int]) -> list[int]:
+        if isinstance(s, ast.While):
+            head = self._node(pos_of(s.test), end_of(s.test), preds)
+            first = head
+            forever = isinstance(s.test, ast.Constant) and bool(s.test.value)
+        else:  # the iterator is evaluated once; `head` asks for the next element; `first` binds the target
+            it = self._node(pos_of(s.iter), end_of(s.iter), preds)
+            head = self._node(pos_of(s.iter), pos_of(s.iter), [it])
+            first = self._node(pos_of(s), pos_of(s), [head])  # the For binding's position
+            forever = False
+        breaks: list[int] = []
+        self._loops.append((head, breaks))
+        self._link(self._block(s.body, [first]), head)
+        self._loops.pop()
+        return ([] if forever else self._block(s.orelse, [head])) + breaks
+
+    def _try(self, s: ast.AST, preds: list[int]) -> list[int]:
+        first = len(self.starts)
+        outs = self._block(s.orelse, self._block(s.body, preds))
+        raising = list(preds) + list(range(first, len(self.starts)))  # any point of the body may raise
+        handlers_first = len(self.starts)
+        for h in s.handlers:
+            head = self._node(pos_of(h), end_of(h.type) if h.type is not None else pos_of(h), raising)
+            outs += self._block(h.body, [head])
+        if not s.finalbody:
+            return outs
+        abrupt = raising + list(range(handlers_first, len(self.starts)))  # returns and raises pass through
+        return self._block(s.finalbody, sorted(set(outs + abrupt)))
+
+    # ---- reaching bindings ---------------------------------------------------------------------
+    def _node_at(self, pos: Pos) -> Optional[int]:
+        k = bisect.bisect_right(self._sorted_starts, pos) - 1
+        while k >= 0:
+            i = self._order[k]
+            if self.ends[i] >= pos:
+                return i
+            if self.starts[i] < pos:
+                return None
+            k -= 1
+        return None
+
+    def _solve(self) -> list[int]:
+        n = len(self.starts)
+        gen, kill = [0] * n, [0] * n
+        self._names: dict[str, int] = {}
+        self._inside: dict[int, list] = {}  # node -> the bindings made inside it (not parameters)
+        for b in self.bindings:
+            self._names[b.name] = self._names.get(b.name, 0) | self._bit[id(b)]
+        for b in sorted(self.bindings, key=lambda b: b.pos):  # the latest binding of a name in a node wins
+            i = self.entry if b.kind == Bind.ARG else self._node_at(b.pos)
+            if i is None:
+                continue
+            if b.kind != Bind.ARG:
+                self._inside.setdefault(i, []).append(b)
+            gen[i] = (gen[i] & ~self._names[b.name]) | self._bit[id(b)]
+            kill[i] |= self._names[b.name]
+        entry_in = [0] * n
+        changed = True
+        while changed:  # nodes in source order: one pass per loop nesting level, and one to see nothing change
+            changed = False
+            for i in range(n):
+                out = (entry_in[i] & ~kill[i]) | gen[i]
+                for j in self.succ[i]:
+                    if out & ~entry_in[j]:
+                        entry_in[j] |= out
+                        changed = True
+        return entry_in
+
+    def reaching(self, name: str, pos: Pos) -> Optional[list]:
+        """The bindings of `name` in this scope that may give its value at `pos`, in source order; None
+        when `pos` is in no node (the caller falls back to source order)."""
+        i = self._node_at(pos)
+        if i is None:
+            return None
+        inside = [b for b in self._inside.get(i, ()) if b.name == name and b.end <= pos]
+        if inside:  # `if (n := len(x)) and n > 1`: bound earlier in the same node
+            return inside[-1:]
+        found, mask = [], self.entry_in[i] & self._names.get(name, 0)
+        while mask:
+            low = mask & -mask
+            found.append(self.bindings[low.bit_length() - 1])
+            mask ^= low
+        return sorted(found, key=lambda b: b.pos)
+
+    # ---- reads later (liveness) ----------------------------------------------------------------
+    def read_later(self, name: str, pos: Pos) -> Optional[bool]:
+        """Whether some path from `pos` reads `name` before a binding of `name` replaces it (a loop's next
+        pass included); None when `pos` is in no node."""
+        i = self._node_at(pos)
+        if i is None:
+            return None
+        live = self._live.get(name)
+        if live is None:
+            live = self._live[name] = self._liveness(name)
+        reads, live_in = live
+        return any(p > pos for p in reads.get(i, ())) or any(live_in[j] for j in self.succ[i])
+
+    def _liveness(self, name: str) -> tuple[dict[int, list[Pos]], list[bool]]:
+        """Where each node reads `name`, and for each node whether `name` is read there or on some path
+        after it before it is rebound."""
+        n = len(self.starts)
+        reads: dict[int, list[Pos]] = {}
+        for p in self.scope.loads.get(name, ()):
+            i = self._node_at(p)
+            if i is not None:
+                reads.setdefault(i, []).append(p)
+        binds = [False] * n
+        for b in self.scope.bindings.get(name, ()):
+            i = None if b.kind in (Bind.AUG, Bind.ARG) else self._node_at(b.pos)
+            if i is not None:
+                binds[i] = True
+        live = [i in reads for i in range(n)]
+        changed = True
+        while changed:  # backwards: nodes in reverse source order
+            changed = False
+            for i in range(n - 1, -1, -1):
+                if not live[i] and not binds[i] and any(live[j] for j in self.succ[i]):
+                    live[i] = changed = True
+        return reads, live
+
+    # ---- grad mode ------------------------------------------------------------------------------
+    def grad_off_at(self, pos: Pos) -> bool:
+        """Whether every path to `pos` passes a statement `torch.set_grad_enabled(False)` of this scope
+        after any `set_grad_enabled(True)`."""
+        i = self._node_at(pos)
+        if i is None:
+            return False
+        if self._grad_off is None:
+            self._grad_off = self._grad_mode()
+        return self._grad_off[i]
+
+    def _grad_mode(self) -> list[bool]:
+        n = len(self.starts)
+        switch: dict[int, bool] = {}
+        for start, off in self.scope.grad_switches.items():
+            i = self._node_at(start)
+            if i is not None:
+                switch[i] = off
+        preds: list[list[int]] = [[] for _ in range(n)]
+        for i, succ in enumerate(self.succ):
+            for j in succ:
+                preds[j].append(i)
+        off_in = [i != self.entry for i in range(n)]  # "off on every path": from all-true down to the answer
+        changed = True
+        while changed:
+            changed = False
+            for i in range(n):
+                if i == self.entry:
+                    continue
+                value = bool(preds[i]) and all(switch.get(p, off_in[p]) for p in preds[i])
+                if value != off_in[i]:
+                    off_in[i], changed = value, True
+        return off_in

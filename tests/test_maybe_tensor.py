@@ -1,0 +1,98 @@
+"""TEN204 on a parameter its own function declares may be a tensor: by a union annotation with a tensor
+and another kind, or by an isinstance test that cannot narrow the call. Reported without a fix."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from flake8_tensorcopy.engine import analyse
+from flake8_tensorcopy.rules import BY_CODE
+
+HEAD = "from typing import Optional, Union\n\nimport numpy as np\nimport torch\nfrom torch import Tensor\n\n\n"
+
+
+def findings(body: str):
+    return [f for f in analyse(HEAD + textwrap.dedent(body), "case.py", [BY_CODE["TEN204"]]).findings]
+
+
+FLAGGED = {
+    "union": "def f(value: Union[float, torch.Tensor]):\n    return torch.tensor(value)\n",
+    "pipe": "def f(value: float | Tensor):\n    return torch.tensor(value)\n",
+    "string": "def f(value: 'Union[np.ndarray, torch.Tensor]'):\n    return torch.tensor(value)\n",
+    "optional union": "def f(value: Optional[Union[int, Tensor]]):\n    return torch.tensor(value)\n",
+    "new_tensor": "def f(value: Union[float, Tensor], base):\n    return base.new_tensor(value)\n",
+    "tested after": ("def f(value):\n    t = torch.tensor(value)\n    if isinstance(value, torch.Tensor):\n"
+                     "        return t\n    return t.item()\n"),
+    "is_tensor after": ("def f(value):\n    t = torch.tensor(value)\n"
+                        "    return t if torch.is_tensor(value) else t.item()\n"),
+    "tuple with Tensor": ("def f(value):\n    t = torch.tensor(value)\n    if isinstance(value, (float, Tensor)):\n"
+                          "        print(t)\n    return t\n"),
+    "tested before, no exit": ("def f(value):\n    if isinstance(value, torch.Tensor):\n        print(value.device)\n"
+                               "    return torch.tensor(value)\n"),
+    "branch on no parameter": ("def f(value: Union[float, Tensor]):\n    if distributed():\n"
+                               "        value = torch.tensor(value)\n    return value\n"),
+}
+
+QUIET = {
+    "optional": "def f(value: Optional[Tensor]):\n    return torch.tensor(value)\n",
+    "union with None": ("def f(value: Union[Tensor, None], other: 'Tensor | None'):\n"
+                        "    return torch.tensor(value), torch.tensor(other)\n"),
+    "tensors only": "def f(value: Union[Tensor, torch.nn.Parameter]):\n    return torch.tensor(value)\n",
+    "plain Tensor": "def f(value: Tensor):\n    return torch.tensor(value)\n",
+    "other library": "def f(value: Union[float, 'tf.Tensor']):\n    return torch.tensor(value)\n",
+    "no test": "def f(value):\n    return torch.tensor(value)\n",
+    "returned before": ("def f(value: Union[float, Tensor]):\n    if isinstance(value, Tensor):\n        return value\n"
+                        "    return torch.tensor(value)\n"),
+    "raised before": ("def f(value):\n    if torch.is_tensor(value):\n        raise TypeError\n"
+                      "    return torch.tensor(value)\n"),
+    "guarding branch": ("def f(value):\n    if isinstance(value, torch.Tensor):\n        return torch.tensor(value)\n"
+                        "    return value\n"),
+    "type-testing branch": ("def f(value: Union[float, Tensor]):\n    if isinstance(value, float):\n"
+                            "        value = torch.tensor(value)\n    return value\n"),
+    "same statement": "def f(value):\n    return value if isinstance(value, Tensor) else torch.tensor(value)\n",
+    "asserted": "def f(value):\n    assert not isinstance(value, Tensor)\n    return torch.tensor(value)\n",
+    "rebound": "def f(value: Union[float, Tensor]):\n    value = float(value)\n    return torch.tensor(value)\n",
+    "rebound in the test's branch": ("def f(value):\n    if isinstance(value, Tensor):\n        value = value.item()\n"
+                                     "    return torch.tensor(value)\n"),
+    "other branch": ("def f(value, ok):\n    if ok:\n        return torch.tensor(value)\n"
+                     "    elif isinstance(value, Tensor):\n        return value\n"),
+    "mode flag": ("def f(value: Union[Tensor, np.ndarray], ret_np=False):\n    if ret_np:\n"
+                  "        value = torch.tensor(value)\n    return value\n"),
+    "outer function's parameter": ("def f(value: Union[float, Tensor]):\n    def g():\n"
+                                   "        return torch.tensor(value)\n    return g\n"),
+    "test in a nested def": ("def f(value):\n    t = torch.tensor(value)\n    def g(value):\n"
+                             "        return isinstance(value, Tensor)\n    return t, g\n"),
+    "legacy constructor": "def f(value: Union[float, Tensor]):\n    return torch.FloatTensor(value)\n",
+    "expression, not a name": "def f(value: Union[float, Tensor]):\n    return torch.tensor(value * 2)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLAGGED))
+def test_declared_tensor_is_reported_without_a_fix(name):
+    found = findings(FLAGGED[name])
+    assert len(found) == 1 and found[0].fix is None
+    assert "which may be a tensor" in found[0].message and "for a tensor" in found[0].message
+
+
+@pytest.mark.parametrize("name", sorted(QUIET))
+def test_look_alikes_stay_quiet(name):
+    assert findings(QUIET[name]) == []
+
+
+def test_message_names_the_evidence_and_the_tensor_form():
+    (by_annotation,) = findings("def f(value: Union[float, torch.Tensor]):\n"
+                                "    return torch.tensor(value, dtype=torch.float, requires_grad=False)\n")
+    assert by_annotation.message == (
+        "torch.tensor() on 'value', which may be a tensor (annotated Union[float, torch.Tensor]), copies a tensor "
+        "and silently cuts its graph (torch warns); use "
+        "value.detach().to(dtype=torch.float, copy=True).requires_grad_(False) for a tensor")
+    (by_test,) = findings(FLAGGED["tested after"])
+    assert "(the function tests isinstance(value, torch.Tensor) on line 10)" in by_test.message
+    assert by_test.message.endswith("use value.detach().clone() for a tensor")
+
+
+def test_a_proven_tensor_keeps_its_fix_and_message():
+    (found,) = findings("def f(value: Union[float, Tensor]):\n    value = torch.ones(2)\n"
+                        "    return torch.tensor(value)\n")
+    assert found.fix is not None and found.message.startswith("torch.tensor() on tensor 'value' copies")

@@ -153,13 +153,16 @@ def _quiet(key, ctx) -> bool:
 
 def _declared(arg: ast.expr, ctx):
     """Why the function declares parameter `arg` may be a tensor (and may be something else), or None."""
-    if not isinstance(arg, ast.Name) or _quiet(arg.id, ctx):
+    if not isinstance(arg, ast.Name):
         return None
-    return declared_tensor(arg.id, ctx)
+    reason = declared_tensor(arg.id, ctx)
+    return None if reason is None or _quiet(arg.id, ctx) else reason
 
 
 def _real_tensor(arg: ast.expr, ctx) -> bool:
-    return not _quiet(dotted(arg), ctx) and _built_tensor(arg, ctx, ctx.pos, 0)
+    """Built as a tensor, outside a branch that tests its type (the evidence first: the type tests index
+    the whole function, and most arguments are no tensor)."""
+    return _built_tensor(arg, ctx, ctx.pos, 0) and not _quiet(dotted(arg), ctx)
 
 
 def _computed_from(arg: ast.expr, base: ast.expr) -> bool:

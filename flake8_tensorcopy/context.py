@@ -6,7 +6,7 @@ from typing import Optional
 
 from .analysis import evidence
 from .analysis import names
-from .analysis.facts import FileFacts, Frame, dotted, end_of, pos_of, walk
+from .analysis.facts import FileFacts, Frame, dotted, end_of, walk, within
 from .model import Edit, Finding, Fix, FixSafety
 
 
@@ -108,7 +108,3 @@ def name_assignments(facts: FileFacts, root: ast.AST) -> dict[str, list[ast.expr
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
             found.setdefault(n.targets[0].id, []).append(n.value)
     return found
-
-
-def within(stmts, pos) -> bool:
-    return pos_of(stmts[0]) <= pos <= end_of(stmts[-1])

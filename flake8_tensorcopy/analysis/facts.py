@@ -649,6 +649,11 @@ def _end(node: ast.AST) -> Pos:
 pos_of, end_of = _pos, _end
 
 
+def within(stmts: list, pos: Pos) -> bool:
+    """`pos` lies in the statements `stmts` (a non-empty body)."""
+    return _pos(stmts[0]) <= pos <= _end(stmts[-1])
+
+
 def _span(body: list) -> Optional[tuple[Pos, Pos]]:
     return (_pos(body[0]), _end(body[-1])) if body else None
 

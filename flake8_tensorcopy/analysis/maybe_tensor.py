@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .facts import TENSOR_TYPES, Bind, end_of, pos_of, walk
+from .facts import TENSOR_TYPES, Bind, end_of, pos_of, walk, within
 
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -135,12 +135,8 @@ def _may_narrow(stmt: ast.stmt, ctx, func) -> bool:
 def _split(node: ast.If, a, b) -> bool:
     """`a` and `b` sit in different branches of `node`."""
     def branch(pos):
-        return 0 if _holds(node.body, pos) else 1 if _holds(node.orelse, pos) else None
+        return 0 if within(node.body, pos) else 1 if within(node.orelse, pos) else None
     return None not in (branch(a), branch(b)) and branch(a) != branch(b)
-
-
-def _holds(stmts, pos) -> bool:
-    return pos_of(stmts[0]) <= pos <= end_of(stmts[-1])
 
 
 def _own_nodes(stmt: ast.stmt):

@@ -94,8 +94,11 @@ class Counting:
             return self._anchor(av, text, pos) and rest(pos)
         if op in (C.ASSERT, C.ASSERT_NOT):
             direction, sub = av
-            assert direction == 1, "lookbehind is not supported"
-            holds = self._seq(text, list(sub.data), 0, pos, lambda p: True)
+            if direction == 1:
+                holds = self._seq(text, list(sub.data), 0, pos, lambda p: True)
+            else:  # a lookbehind has one width: the text it checks ends here
+                start = pos - sub.getwidth()[0]
+                holds = start >= 0 and self._seq(text, list(sub.data), 0, start, lambda p: p == pos)
             return holds == (op is C.ASSERT) and rest(pos)
         if op in (C.MAX_REPEAT, C.MIN_REPEAT):
             return self._repeat(text, av, pos, rest, greedy=op is C.MAX_REPEAT)

@@ -188,3 +188,100 @@ def test_an_imported_tensor_table_has_a_kind_for_every_rule(tmp_path):
     write(tmp_path, {"pkg/__init__.py": "", "pkg/maths.py": TABLE,
                      "pkg/move.py": "from .maths import ROOTS\n\n\ndef move(device):\n    ROOTS.to(device)\n"})
     assert codes_at(tmp_path / "pkg" / "move.py") == [(5, "TEN104")]
+
+
+CONVERT = """
+    import torch
+
+
+    def to_tensor(values):
+        return torch.tensor(values, dtype=torch.float32)
+
+
+    class Potential:
+        def __init__(self, model, mean=None):
+            self.model = model
+            self.mean = torch.tensor(mean)
+"""
+
+
+@pytest.mark.parametrize("caller, found", [
+    ("from .convert import to_tensor\n\n\ndef run(x):\n    return to_tensor(torch.ones(3) * x)\n", [6]),
+    ("from . import convert\n\n\ndef run(x):\n    return convert.to_tensor(torch.ones(3) * x)\n", [6]),
+    ("from pkg.convert import Potential\n\n\nclass Trainer(torch.nn.Module):\n"
+     "    def __init__(self, model):\n        super().__init__()\n"
+     "        self.register_buffer('mean', torch.zeros(1))\n"
+     "        self.potential = Potential(model, mean=self.mean)\n", [12]),
+    ("from .convert import Potential\n\nPOT = Potential(None, torch.zeros(1))\n", [12]),
+    ("from .convert import to_tensor\n\n\ndef run(x):\n    return to_tensor([x, x])\n", []),  # a list
+    ("from other.convert import to_tensor\n\n\ndef run(x):\n    return to_tensor(torch.ones(3))\n", []),
+    ("from .convert import to_tensor as convert\n\n\ndef to_tensor(x):\n    return x\n\n\n"
+     "to_tensor(torch.ones(3))\n", []),  # a def of the same name, not the import
+    ("from .convert import Potential\n\nPOT = Potential(torch.zeros(1))\n", []),  # that is `model`
+], ids=["import-from", "module-attribute", "class-keyword", "class-positional", "list", "other-package",
+        "same-name", "other-parameter"])
+def test_callers_in_the_package_say_what_a_parameter_is(tmp_path, caller, found):
+    """A tensor passed by a caller in another module of the package reaches `torch.tensor(values)`."""
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/convert.py": CONVERT, "pkg/run.py": "import torch\n" + caller})
+    assert codes_at(tmp_path / "pkg" / "convert.py") == [(line, "TEN204") for line in found]
+
+
+def test_a_caller_in_a_script_beside_a_script(tmp_path):
+    write(tmp_path, {"convert.py": CONVERT, "train.py": "import torch\nimport convert\n\n"
+                     "convert.to_tensor(torch.zeros(2))\n"})
+    assert codes_at(tmp_path / "convert.py") == [(6, "TEN204")]
+    (tmp_path / "train.py").write_text("import torch\nimport convert\n\nconvert.to_tensor([1.0, 2.0])\n")
+    assert codes_at(tmp_path / "convert.py") == []  # the edited caller is read again
+
+
+def test_every_caller_in_the_package_decides_a_discarded_to(tmp_path):
+    lib = "def gae(v_preds):\n    v_preds.to('cpu')\n    return v_preds.sum()\n"
+    tensor_caller = "import torch\nfrom . import lib\n\nlib.gae(torch.cat([torch.ones(2), torch.zeros(1)]))\n"
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/lib.py": lib, "pkg/a.py": tensor_caller})
+    assert codes_at(tmp_path / "pkg" / "lib.py") == [(2, "TEN104")]
+    write(tmp_path, {"pkg/b.py": "from .lib import gae\n\n\ndef f(model):\n    gae(model)\n"})
+    assert codes_at(tmp_path / "pkg" / "lib.py") == []  # another caller passes what may be a module
+
+
+def test_a_large_package_is_not_searched_for_callers(tmp_path, monkeypatch):
+    from flake8_tensorcopy.analysis import project
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/convert.py": CONVERT,
+                     "pkg/run.py": "import torch\nfrom .convert import to_tensor\n\nto_tensor(torch.ones(3))\n"})
+    assert codes_at(tmp_path / "pkg" / "convert.py") == [(6, "TEN204")]
+    monkeypatch.setattr(project, "MAX_MODULES", 2)
+    (tmp_path / "pkg" / "more.py").write_text("")
+    assert codes_at(tmp_path / "pkg" / "convert.py") == []
+
+
+CHECKPOINT = """
+    class Checkpoint:
+        def __init__(self, model):
+            self.model, self.best, self.best_state_dict = model, -1.0, None
+
+        def on_epoch_end(self, score):
+            if score > self.best:
+                self.best = score
+                self.best_state_dict = self.model.state_dict()
+"""
+
+
+@pytest.mark.parametrize("import_line, found", [
+    ("from pkg.callbacks import Checkpoint", [9]),
+    ("from . import callbacks", [9]),
+    ("import pkg.callbacks", [9]),
+    ("from pkg.other import Checkpoint", []),  # reloads the attribute of some other module's object
+], ids=["from-module", "package-import", "import", "no-import"])
+def test_a_hook_snapshot_reloaded_by_a_trainer_of_the_package(tmp_path, import_line, found):
+    trainer = f"""
+        {import_line}
+
+
+        def fit(model, callback, loader):
+            for x in loader:
+                model(x).sum().backward()
+                callback.on_epoch_end(0.5)
+            model.load_state_dict(callback.best_state_dict)
+    """
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/callbacks.py": CHECKPOINT, "pkg/other.py": "",
+                     "pkg/trainer.py": trainer})
+    assert codes_at(tmp_path / "pkg" / "callbacks.py") == [(line, "TEN301") for line in found]

@@ -14,6 +14,7 @@ import ast
 import functools
 import io
 import os
+import re
 import stat
 import tokenize
 from typing import Optional
@@ -21,10 +22,13 @@ from typing import Optional
 from .facts import Bind, Binding, FileFacts
 
 LIMIT = 1 << 20  # a module larger than this (generated code, vendored data) is not read
+MAX_MODULES = 500  # a package with more modules is not searched for callers
 MAX_HOPS = 3  # re-exports followed: `from .ops import f` in a package's __init__.py
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 STDIN_NAMES = ("-", "stdin", "<stdin>")  # source with no place on disk: nothing beside it to read
 _parsed: dict[tuple, Optional[FileFacts]] = {}  # (path, size, mtime) -> its facts
+_listed: dict[str, tuple] = {}  # package root -> ((folder, mtime) ..., its modules)
+_read: dict[tuple, bytes] = {}  # (path, size, mtime) -> the module's bytes, for the search for callers
 _homes: dict[int, FileFacts] = {}  # id of a def found in a neighbour -> that neighbour's facts
 
 
@@ -50,13 +54,107 @@ def imported_value(facts: FileFacts, node: ast.ImportFrom, name: str) -> Optiona
 def module_def(facts: FileFacts, node: ast.AST, name: str, attr: str) -> Optional[ast.AST]:
     """The plain def `attr` of the module that `name`, bound by `node`, stands for: `utils.split(...)`
     after `import utils`, `import pkg.utils as utils` or `from . import utils`."""
+    return _def_in(_imported_module(facts, node, name), attr)
+
+
+def imported_binding(facts: FileFacts, node: ast.AST, name: str, attr: Optional[str]):
+    """(home facts, binding) of what an import stands for: with `attr` None, the module-level binding that
+    `name` of `from m import name` is in m; else the binding of `attr` in the module `name` stands for
+    (`import m`, `from pkg import m`). None when it is not bound once there."""
+    if attr is None:
+        alias = _alias(node, name) if isinstance(node, ast.ImportFrom) else None
+        return _bound_in(_module_facts(facts, node.module, node.level), alias.name) if alias else None
+    return _bound_in(_imported_module(facts, node, name), attr)
+
+
+def _imported_module(facts: FileFacts, node: ast.AST, name: str) -> Optional[FileFacts]:
+    """The facts of the module that `name`, bound by import `node`, stands for."""
     if isinstance(node, ast.Import):
         alias = next((a for a in node.names if (a.asname or a.name) == name), None)
         module, level = (alias.name if alias else None), 0
     else:
         alias = _alias(node, name)
         module, level = (".".join(filter(None, [node.module, alias.name])) if alias else None), node.level
-    return _def_in(_module_facts(facts, module, level), attr) if module else None
+    return _module_facts(facts, module, level) if module else None
+
+
+def mentioning(facts: FileFacts, word: str) -> list[FileFacts]:
+    """The facts of the other modules of the file's package (for a script, the scripts beside it) whose
+    source holds the word `word`: where callers of a def or class of the file may be. Nothing for a
+    package of more than MAX_MODULES modules (the search would cost more than it finds)."""
+    if facts.path in (None, *STDIN_NAMES) or not word.isidentifier():
+        return []
+    path = os.path.abspath(facts.path)
+    here = os.path.dirname(path)
+    pattern = re.compile(rb"(?<!\w)" + re.escape(word.encode()) + rb"(?!\w)")
+    found = []
+    for file in _modules_of(_package_top(here) or here):
+        data = _bytes_of(file) if file != path else None
+        if data is not None and pattern.search(data):
+            other = _facts_of(file)
+            if other is not None:
+                found.append(other)
+    return found
+
+
+def imports(other: FileFacts, path: str) -> bool:
+    """Whether the module of `other` imports the module at `path` (`from pkg.callbacks import X`,
+    `from pkg import callbacks`, `import pkg.callbacks`), at its top or in a def."""
+    here = os.path.dirname(other.path)
+    for node in ast.walk(other.tree):
+        if isinstance(node, ast.ImportFrom):
+            modules = [(node.module, node.level)] + [
+                (".".join(filter(None, [node.module, a.name])), node.level) for a in node.names]
+        elif isinstance(node, ast.Import):
+            modules = [(a.name, 0) for a in node.names]
+        else:
+            continue
+        if any(_module_file(here, m, level) == path for m, level in modules if m or level):
+            return True
+    return False
+
+
+def _modules_of(root: str) -> tuple[str, ...]:
+    """The modules of the package at `root` (its subpackages too), or the scripts in the folder `root`
+    when it is no package; () past MAX_MODULES. Listed again when a folder of it changed."""
+    known = _listed.get(root)
+    if known is not None and all(_mtime(d) == m for d, m in known[0]):
+        return known[1]
+    package = os.path.exists(os.path.join(root, "__init__.py"))
+    folders, files = [], []
+    for folder, dirs, names in os.walk(root):
+        folders.append((folder, _mtime(folder)))
+        dirs[:] = sorted(d for d in dirs if package and os.path.exists(os.path.join(folder, d, "__init__.py")))
+        files += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".py")]
+        if len(files) > MAX_MODULES:
+            files = []
+            break
+    _listed[root] = (tuple(folders), tuple(files))
+    return _listed[root][1]
+
+
+def _mtime(folder: str) -> Optional[int]:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _bytes_of(file: str) -> Optional[bytes]:
+    """The bytes of a module (read again when it changed), None when it cannot be read or is too large."""
+    try:
+        info = os.stat(file)
+    except OSError:
+        return None
+    key = (file, info.st_size, info.st_mtime_ns)
+    if key not in _read:
+        try:
+            with open(file, "rb") as fh:
+                data = fh.read(LIMIT + 1)
+        except OSError:
+            data = b""
+        _read[key] = data if len(data) <= LIMIT else b""
+    return _read[key]
 
 
 def home(fn: ast.AST) -> Optional[FileFacts]:

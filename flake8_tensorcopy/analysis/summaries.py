@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 import bisect
 import copy
+import itertools
+import os
 import re
 from typing import Callable, Optional
 
@@ -196,11 +198,12 @@ def _returns(fn: ast.AST) -> tuple[list[ast.Return], bool]:
 
 
 def argument(b, ctx, ask: Callable, depth: int, any_site: bool = False):
-    """`ask` of parameter `b` (an "arg" binding) from what every call site of its def in the file passes;
+    """`ask` of parameter `b` (an "arg" binding) from what every call site of its def passes: in the file,
+    and for a def or class at the top of the module, in the modules of its package that import it
+    (`math_util.calc_gaes(..., v_preds_all, ...)`; a class's `Potential(data_mean=...)` for `__init__`).
     None when a site passes something else or nothing, unpacks arguments, or the def escapes (is used
     other than by calling it: a callback, a decorator's target). With `any_site`, True when some call
-    site's answer is True (a hazard on one path is a hazard), else None; still None when the def
-    escapes (a callback's other callers pass what they like)."""
+    site's answer is True (a hazard on one path is a hazard, whatever other callers pass), else None."""
     fn = def_of(b, ctx)
     if fn is None or fn.decorator_list:
         return None
@@ -223,43 +226,106 @@ def def_of(b, ctx) -> Optional[ast.AST]:
 
 
 def _argument(fn, param: str, ctx, ask, depth, any_site):
-    sites = call_sites(fn, ctx)
-    return _join((_site_answer(fn, param, call, at(ctx, frame, call), ask, depth, any_site) for call, frame in sites),
-                 any_site) if sites else None
+    target = _called(fn, ctx)
+    sites = ((call, at(ctx, frame, call)) for call, frame in call_sites(target, ctx, escaped=any_site))
+    answers = (_site_answer(target, fn, param, call, inner, ask, depth, any_site) for call, inner in sites)
+    if target in ctx.facts.tree.body:  # callers in the package's other modules
+        answers = itertools.chain(answers, (ask(value, inner, inner.pos, depth) if value is not None else UNKNOWN
+                                            for value, inner in _foreign_sites(target, fn, param, ctx)))
+    return _join(answers, any_site)
 
 
-def _site_answer(fn, param: str, call, inner, ask, depth, any_site):
-    if callee(call, inner, inner.pos) is not fn:
+def _called(fn, ctx) -> ast.AST:
+    """What callers call to run `fn`: the class, for its `__init__`."""
+    frame = ctx.facts.function_frame(fn) if fn.name == "__init__" else None
+    cls = frame.cls if frame is not None else None
+    return cls if cls is not None and fn in cls.body else fn
+
+
+def _site_answer(target, fn, param: str, call, inner, ask, depth, any_site):
+    if callee(call, inner, inner.pos) is not target:
         return None if any_site else UNKNOWN  # the name means something else there
-    value = passed(fn, param, call)
+    value = passed(fn, param, call, bound=True if target is not fn else None)
     return UNKNOWN if value is None else ask(value, inner, inner.pos, depth)
 
 
-def passed(fn, param: str, call: ast.Call) -> Optional[ast.expr]:
-    """The expression `call` passes for `param` of `fn`, if it says plainly."""
+def passed(fn, param: str, call: ast.Call, bound: Optional[bool] = None) -> Optional[ast.expr]:
+    """The expression `call` passes for `param` of `fn`, if it says plainly. `bound`: the call fills the
+    first parameter itself (`self.m(x)`, or a class call running `__init__`); by default, when the call
+    is an attribute's (`self.m(x)`), not for `module.f(x)` (pass False)."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return None
     for k in call.keywords:
         if k.arg == param:
             return k.value
     positional = [a.arg for a in fn.args.posonlyargs + fn.args.args]
-    if isinstance(call.func, ast.Attribute):  # self.m(x): x is the second parameter
+    if bound or bound is None and isinstance(call.func, ast.Attribute):  # self.m(x): x is the second one
         positional = positional[1:]
     if param in positional and positional.index(param) < len(call.args):
         return call.args[positional.index(param)]
     return None
 
 
-def call_sites(fn: ast.AST, ctx) -> list:
+def _foreign_sites(target, fn, param: str, ctx):
+    """(value passed for `param`, context at the call) for each call of `target` in the package's other
+    modules, through the name an import binds (`calc_gaes(...)`, `math_util.calc_gaes(...)`)."""
+    others = project.mentioning(ctx.facts, target.name)  # none for a file with no place on disk
+    path = os.path.abspath(ctx.facts.path) if others else None
+    for other in others:
+        for call, owner in _calls_named(other, target.name):
+            frame = other.module_frame if owner is None else other.function_frame(owner)
+            if frame is None:
+                continue
+            inner = at(ctx, frame, call)
+            inner.facts = other
+            if _imports_target(call, inner, target, path):
+                yield passed(fn, param, call, bound=target is not fn), inner
+
+
+def _imports_target(call: ast.Call, inner, target, path: str) -> bool:
+    """`call` in another module calls `target` of the module at `path`, through an import."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        name, attr = func.id, None
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        name, attr = func.value.id, func.attr
+    else:
+        return False
+    scope = inner.frame.scope
+    found = scope.reaching(name, inner.pos) or [scope.binding_before(name, inner.pos)]
+    if len(found) != 1 or found[0] is None or found[0].kind != Bind.IMPORT:
+        return False
+    got = project.imported_binding(inner.facts, found[0].node, name, attr)
+    return (got is not None and got[0].path == path and got[1].node is not None
+            and getattr(got[1].node, "name", None) == target.name and got[1].node.lineno == target.lineno)
+
+
+def _calls_named(facts, name: str) -> list:
+    """(call, enclosing def or None) for each `name(...)` and `module.name(...)` in the file."""
+    key = ("calls-named", name)
+    if key not in facts.memo:
+        found, stack = [], statements_mentioning(facts, name)
+        while stack:
+            node, owner = stack.pop()
+            if isinstance(node, ast.Call) and _called_name(node.func, modules=True) == name:
+                found.append((node, owner))
+            inner = node if isinstance(node, DEFS) else owner
+            stack.extend((c, inner) for c in children(node))
+        facts.memo[key] = found
+    return facts.memo[key]
+
+
+def call_sites(fn: ast.AST, ctx, escaped: bool = False) -> list:
     """(call, frame of the caller) for each call of `fn`'s name in the file (`name(...)`, `self.name(...)`)
-    but its own; [] when the name is used other than by calling it, or a caller's frame is unknown."""
+    but its own; [] when the name is used other than by calling it (unless `escaped`: then the calls the
+    file shows), or a caller's frame is unknown."""
     facts = ctx.facts
-    key = ("call-sites", id(fn))
+    key = ("call-sites", id(fn), escaped)
     if key not in facts.memo:
         only_its_def = "\r" not in facts.source and _word_lines(facts, fn.name) == [fn.lineno]
         calls, used = ([], False) if only_its_def else _uses(facts, fn.name)
         sites = []
-        for call, owner in calls if not used else ():
+        for call, owner in calls if escaped or not used else ():
             frame = facts.module_frame if owner is None else facts.function_frame(owner)
             if frame is None:
                 sites = []  # a caller in a class the walk skipped: its arguments are unknown
@@ -277,7 +343,7 @@ def _uses(facts, name: str) -> tuple[list, bool]:
     key = ("name-uses", name)
     if key not in facts.memo:
         calls, used = [], False
-        stack = _statements_mentioning(facts, name)
+        stack = statements_mentioning(facts, name)
         while stack:
             node, owner = stack.pop()
             called = _called_name(node.func) if isinstance(node, ast.Call) else None
@@ -296,7 +362,7 @@ def _uses(facts, name: str) -> tuple[list, bool]:
     return facts.memo[key]
 
 
-def _statements_mentioning(facts, name: str) -> list:
+def statements_mentioning(facts, name: str) -> list:
     """(statement, enclosing def or None) for the module's and classes' statements whose lines hold the
     word `name`, found by bisection; a class's own statements are looked into, a def is taken whole."""
     lines = _word_lines(facts, name) if "\r" not in facts.source else None
@@ -357,11 +423,12 @@ def _word_index(source: str) -> dict[str, list[int]]:
     return found
 
 
-def _called_name(node: ast.AST) -> Optional[str]:
-    """`name`, or the attribute of `self.name` / `cls.name`."""
+def _called_name(node: ast.AST, modules: bool = False) -> Optional[str]:
+    """`name`, or the attribute of `self.name` / `cls.name` (with `modules`, of any `name.attr`)."""
     if isinstance(node, ast.Name):
         return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+    if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and (modules or node.value.id in ("self", "cls"))):
         return node.attr
     return None
 

@@ -6,7 +6,8 @@ Flags an expression statement whose value is thrown away: `x.detach()`, `x.clone
 and, on a tensor, a conversion: a method that returns the tensor itself when it already is what is
 asked (`x.to(...)`, `x.cpu()`, `x.cuda()`, `x.float()` / `.half()` / `.long()` / `.bool()` / ...,
 `x.type(...)`, `x.contiguous()`; the list is probed from torch), and chains of these, where `x` is a
-named object (`x`, `self.h`, `batch[0]`).
+named object (`x`, `self.h`, `batch[0]`). A parameter is a tensor when every call of its function in
+the file and in the other modules of its package passes one (`math_util.calc_gaes(..., v_preds_all)`).
 
 ## Why is this bad?
 Tensor methods return a new tensor (or the same one, unchanged); none of them changes `x`. The line

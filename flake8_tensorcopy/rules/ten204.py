@@ -5,7 +5,10 @@ Flags `torch.tensor(t)`, `base.new_tensor(t)` and the legacy constructors `torch
 `torch.FloatTensor(t)` (and the other `torch.*Tensor` types) when the file gives real evidence that `t`
 is a tensor: it was built by a torch factory or function (through names, methods, indexing, arithmetic
 and the numpy functions that return a tensor for a tensor, as `numpy.ceil(t)`), is a module-level tensor
-imported from a neighbouring module, or is a variable annotated `torch.Tensor`; for `base.new_tensor(t)`,
+imported from a neighbouring module, is a variable annotated `torch.Tensor`, or is a parameter that a
+call in the file or in another module of its package passes such a tensor (`Potential(data_mean=
+self.data_mean)` for a registered buffer: that call warns, whatever other callers pass; such a finding
+has no fix, since other callers may pass lists); for `base.new_tensor(t)`,
 also when `t` is computed elementwise from `base` itself (`ids.new_tensor(ids != pad)`: calling
 `new_tensor` on `ids` proves it a tensor, so the comparison is one too). Quiet inside
 `isinstance(t, torch.Tensor)` / `torch.is_tensor(t)` branches and any branch that tests the argument's
@@ -105,7 +108,9 @@ WHY_COPY = "copies and silently cuts the graph (torch warns)"
 WHY_MAYBE = "copies a tensor and silently cuts its graph (torch warns)"
 WHY_ALIAS = "does not copy: the result aliases it"
 FIX = FixSafety.SAFE
-TRIGGER = r"ensor\(\s*[A-Za-z_]"  # tensor(x, Tensor(x, new_tensor(x, FloatTensor(x: a named argument
+# tensor(x (not to_tensor(x / as_tensor(x: the lookbehind checks the character before it), new_tensor(x,
+# Tensor(x and FloatTensor(x: a named argument
+TRIGGER = (r"tensor\((?<=\Wtensor\()\s*[A-Za-z_]", r"new_tensor\(\s*[A-Za-z_]", r"Tensor\(\s*[A-Za-z_]")
 SEQUENCES = (ast.List, ast.Tuple, ast.ListComp)  # literals that `*` repeats
 NODES = (ast.Call,)
 CLAIM = ("torch.tensor(t) emits 'To copy construct from a tensor ...' and returns a tensor without grad_fn; "

@@ -54,7 +54,9 @@ Updates made by a function that receives the model (`run_epoch(model)`) are only
 says it trains (`train`, `fit`, `learn`, `optimize`). A snapshot stored on an attribute
 (`self.best = ...`) is reported when it is taken inside a training loop and read anywhere, or read later
 in the same function after a training call; one taken in one method and reloaded in another with the
-training in between (a callback's `on_train_start` / `on_train_end`) is missed. Branches are not
+training in between (a callback's `on_train_start` / `on_train_end`) is missed. A snapshot an epoch-end
+hook keeps is reported when another class of the file or package reloads an attribute of that name
+(`self.model.load_state_dict(callback.best_state_dict)`): the match is by the attribute's name. Branches are not
 modelled: a read on a path where no training ran still counts. `optimizer.state_dict()` snapshots,
 whose state tensors are live too, are not reported. Measured on about 13,000 files of released
 PyTorch libraries: one finding, a true "best model" bug; on a release of a library that later fixed
@@ -69,8 +71,9 @@ from __future__ import annotations
 
 import ast
 import bisect
+import os
 
-from ..analysis import names, summaries
+from ..analysis import names, project, summaries
 from ..analysis.evidence import MODULE
 from ..analysis.facts import Bind, base_name, dotted, end_of, pos_of, walk
 from ..model import FixSafety
@@ -260,6 +263,8 @@ def _outlived_by_update(node, target, key: str, module, ctx):
             return None
     else:
         reads = _attribute_reads(ctx, key, start, end)
+        if not reads:  # read only by another class: `load_state_dict(callback.best_state_dict)`
+            return _reloaded_by_a_training_class(key, ctx)
     if not reads:
         return None
     # torch.save(sd) after the training that follows saves the final weights, which may be the intent;
@@ -279,9 +284,7 @@ def _outlived_by_update(node, target, key: str, module, ctx):
         if (any(loop_start <= p <= loop_end and p not in saved for p in reads)
                 and any(loop_start <= p <= loop_end for p in trainings)):
             return "the training in earlier iterations of the loop"
-    if not isinstance(target, ast.Name) and _reloaded_by_a_training_class(key, ctx):
-        return "the training between calls of the class's methods"
-    return None
+    return None if isinstance(target, ast.Name) else _reloaded_by_a_training_class(key, ctx)
 
 
 def _loops_after(ctx, pos) -> list:
@@ -295,21 +298,38 @@ def _loops(facts, root) -> list:
     return [n for stmt in body for n in walk(stmt) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
 
 
-def _reloaded_by_a_training_class(key: str, ctx) -> bool:
-    """`self.best = self.model.state_dict()` in one method, `load_state_dict(self.best)` in another, in a
-    class that trains (a method calls backward / step / a training function on self) or where the
-    snapshot is taken in a callback hook (`on_epoch_end`): the framework trains between hook calls."""
+def _reloaded_by_a_training_class(key: str, ctx):
+    """Why `self.best = self.model.state_dict()` in one method goes stale before `load_state_dict(self.best)`
+    in another, or None: the class trains (a method calls backward / step / a training function on self),
+    or the snapshot is taken in a callback hook (`on_epoch_end`): the framework trains between hook calls,
+    and a trainer that reloads the hook's snapshot (`callback.best_state_dict`) does so after training."""
     cls, func = ctx.frame.cls, ctx.frame.func
     if cls is None or func is None or not key.startswith("self."):
-        return False
+        return None
     hook = names.CALLBACK_HOOK(getattr(func, "name", ""))  # a later call of the same hook counts too
     reloads = [n for n in walk(cls) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                and n.func.attr == "load_state_dict" and any(dotted(a) == key for a in n.args)
                and (hook or not pos_of(func) <= pos_of(n) <= end_of(func))]
     if not reloads:
-        return False
-    return hook or any(isinstance(n, ast.Call) and _is_training_call(n, "self", ctx.facts, ctx.frame.scope)
-                       for n in walk(cls))
+        elsewhere = hook and _reloaded_elsewhere(key.split(".", 1)[1], ctx)
+        return "the training that follows the hook, before a trainer reloads it" if elsewhere else None
+    trains = hook or any(isinstance(n, ast.Call) and _is_training_call(n, "self", ctx.facts, ctx.frame.scope)
+                         for n in walk(cls))
+    return "the training between calls of the class's methods" if trains else None
+
+
+def _reloaded_elsewhere(attr: str, ctx) -> bool:
+    """`self.model.load_state_dict(callback.best_state_dict)` in another class of the file or in a module of
+    the package that imports the file's: a trainer reloads what the callback's hook kept, after training."""
+    path = os.path.abspath(ctx.facts.path) if ctx.facts.path else None
+    importers = [f for f in project.mentioning(ctx.facts, attr) if path and project.imports(f, path)]
+    for facts in (ctx.facts, *importers):
+        for stmt, _ in summaries.statements_mentioning(facts, attr):
+            if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "load_state_dict"
+                   and any(isinstance(a, ast.Attribute) and a.attr == attr and dotted(a) != f"self.{attr}"
+                           for a in n.args) for n in walk(stmt)):
+                return True
+    return False
 
 
 def _any_between(positions: list, low, high, inclusive: bool = False) -> bool:

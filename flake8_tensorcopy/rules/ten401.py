@@ -163,9 +163,9 @@ def check(node, ctx):
 
 def _kept_across_steps(node, acc, value, step, ctx):
     """`self.outputs.append(v)` in a LightningModule's `training_step`, with `self.outputs` a list of the
-    class emptied in no other place of the step, and `v` attached: by the file's evidence, or as the loss
-    the step returns for the trainer to backpropagate (`return v`, `return {"loss": v}`) or a dict holding
-    it (`return log` with `log = {"loss": loss, ...}`)."""
+    class that the step does not empty and no method backpropagates, and `v` attached: by the file's
+    evidence, or as the loss the step returns for the trainer to backpropagate (`return v`,
+    `return {"loss": v}`) or a dict holding it (`return log` with `log = {"loss": loss, ...}`)."""
     key = dotted(acc)
     classes = lightning.lineage(ctx.frame.cls, ctx.facts)
     if (not classes or not lightning.list_attribute(classes, acc.attr) or _reset_inside(key, acc, step, ctx)

@@ -41,8 +41,8 @@ def cases(module) -> dict:
 
 
 def by_hand(code: str) -> set[str]:
-    """The top-level defs of bad.py that hold a finding of `code` with no fix (TEN204 on a value that may
-    be a tensor or a float): the fixer leaves them as they are; fixed.py shows them rewritten by hand."""
+    """The top-level defs and classes of bad.py that hold a finding of `code` with no fix (TEN204 on a value
+    that may be a tensor or a float): the fixer leaves them as they are; fixed.py shows them rewritten by hand."""
     from flake8_tensorcopy.engine import analyse
     from flake8_tensorcopy.rules import BY_CODE
 
@@ -63,6 +63,6 @@ def swap_defs(source: str, names: set[str], donor: str) -> str:
 
 
 def _top_defs(source: str) -> dict[str, tuple[int, int]]:
-    """Each top-level def's name and its first and last line (decorators included)."""
+    """Each top-level def's and class's name and its first and last line (decorators included)."""
     return {n.name: (min([n.lineno] + [d.lineno for d in n.decorator_list]), n.end_lineno)
-            for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from edit_tools import apply_edits, fix_all
-from fixture_tools import fixture_path
+from fixture_tools import by_hand, fixture_path, swap_defs
 from flake8_tensorcopy.engine import analyse
 from flake8_tensorcopy.rules import BY_CODE, RULES
 
@@ -21,10 +21,11 @@ def findings(source: str, *codes: str):
 
 @pytest.mark.parametrize("code", ["TEN401", "TEN901", "TEN902", "TEN903"])
 def test_fixed_fixture_is_exactly_what_the_fixes_produce(code):
-    bad = fixture_path(code, "bad").read_text(encoding="utf-8")
+    """Apart from the defs and classes whose findings have no fix: fixed.py rewrites those by hand."""
+    bad, fixed = (fixture_path(code, v).read_text(encoding="utf-8") for v in ("bad", "fixed"))
     rules = DEFAULT + ([BY_CODE[code]] if not BY_CODE[code].default_on else [])
     produced = re.sub(r"  # expect: [^\n]*", "", fix_all(bad, rules))
-    assert produced == fixture_path(code, "fixed").read_text(encoding="utf-8")
+    assert swap_defs(produced, by_hand(code), fixed) == fixed
 
 
 LOOP = """

@@ -185,7 +185,7 @@ def element_kind(value: ast.AST, index: int, ctx: "Context", pos, depth: int) ->
 def _batch_kind(loop, name: str, ctx: "Context") -> Optional[str]:
     """What a loop over a data loader binds: `for x, y in loader` (or `enumerate(loader)`, `tqdm(loader)`)
     gives tensors, `for batch in loader` a batch (whose items are tensors). A loader is a DataLoader the
-    code builds, or one named so whose loop trains (names alone are not enough)."""
+    code builds, or one named so whose loop trains or runs under `no_grad` (names alone are not enough)."""
     it, target = loop.iter, loop.target
     while isinstance(it, ast.Call) and it.args and (dotted(it.func) or "").rsplit(".", 1)[-1] in ("enumerate", "tqdm"):
         if (dotted(it.func) or "").endswith("enumerate"):
@@ -208,7 +208,7 @@ def _is_loader(expr, loop, ctx: "Context") -> bool:
         if b is not None and isinstance(b.value, ast.Call) and (ctx.facts.qualname(b.value.func) or "").endswith(
                 "DataLoader"):
             return True
-    return names.LOADER(dotted(expr)) and id(loop) in ctx.facts.training_loops
+    return names.LOADER(dotted(expr)) and (id(loop) in ctx.facts.training_loops or id(loop) in ctx.facts.no_grad_loops)
 
 
 def _binding_attached(b, expr: ast.Name, ctx: "Context", pos, depth: int) -> bool:

@@ -179,6 +179,7 @@ class FileFacts:
         self.source = source
         self.aliases: dict[str, str] = {}
         self.training_loops: set[int] = set()
+        self.no_grad_loops: set[int] = set()  # ids of `for` loops that run under no_grad / inference_mode
         self.classes_with_state_dict: set[str] = set()
         self.discarded: set[int] = set()  # ids of calls that are a whole statement: result unused
         self.memo: dict = {}  # evidence answers per (question, expression, position, frame): each once
@@ -311,6 +312,8 @@ class FileFacts:
         return _plain(node, frame)
 
     def _for(self, node: ast.AST, frame: Frame) -> list:
+        if frame.grad_disabled:
+            self.no_grad_loops.add(id(node))
         for name in _target_names(node.target):
             frame.scope.bind(Binding(name, _pos(node), _pos(node.iter), Bind.FOR, value=node.iter, node=node))
         loop = _replace(frame, loops=frame.loops + (node,), block=_span(node.body))

@@ -1,8 +1,9 @@
 """What flows into a backward pass, read from one function's code (the module's code outside functions:
 the whole file): the loss keys (names, attribute paths and dict entries with a fixed key whose values reach
-a `backward()` / `torch.autograd.grad` call), the lists backpropagated through one element
-(`losses[-1].backward()`), the dicts whose entries are summed into a loss (`sum(parts.values())`), and
-whether a value holds a dict of loss terms (from a def, or unpacked beside a backpropagated loss).
+a `backward()`, `torch.autograd.grad` or Lightning's `self.manual_backward(...)` call), the lists
+backpropagated through one element (`losses[-1].backward()`), the dicts whose entries are summed into a
+loss (`sum(parts.values())`), and whether a value holds a dict of loss terms (from a def, or unpacked beside
+a backpropagated loss).
 """
 from __future__ import annotations
 
@@ -20,6 +21,11 @@ def loss_keys(ctx) -> frozenset:
     """Names and attribute paths that reach a backward() / autograd.grad call in the function (the
     module's code outside functions: the whole file)."""
     return _backwards(ctx)[0]
+
+
+def backpropagated_in(facts, root) -> frozenset:
+    """The loss keys of the code under `root` (a class: all its methods' code, their names pooled)."""
+    return facts.index(_backward_keys, root)[0]
 
 
 def backpropagated_elements(ctx) -> frozenset:
@@ -54,7 +60,8 @@ def _backward_keys(facts, root) -> tuple[frozenset, frozenset, frozenset]:
                 else:
                     elements.add(element)
                 losses += list(n.args) + [k.value for k in n.keywords]
-            elif facts.qualname(n.func) in GRAD_CALLS:
+            elif facts.qualname(n.func) in GRAD_CALLS or (
+                    isinstance(n.func, ast.Attribute) and n.func.attr == "manual_backward"):  # Lightning's
                 losses += list(n.args) + [k.value for k in n.keywords]
         elif isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None:
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]

@@ -3,10 +3,10 @@ from a module beside it) is summarised from that module's source, read from disk
 
 `train_x, calib_x = split(X, Y)` with `from .utils import split`: what `split` returns is known from
 `utils.py` as if it were written in this file; so is the value of a module-level name imported from it
-(`from .maths import ROOTS`, bound once there by `ROOTS = torch.tensor(...)`). Only plain defs and plain
-assignments are followed (not classes, not names bound twice or re-bound at run time); a module that
-cannot be read or parsed answers nothing. Each module is parsed once per process (keyed by path, size
-and modification time).
+(`from .maths import ROOTS`, bound once there by `ROOTS = torch.tensor(...)`), and a class's base class
+(`from ..base import BaseModel`). Only plain defs, classes and plain assignments are followed (not names
+bound twice or re-bound at run time); a module that cannot be read or parsed answers nothing. Each module
+is parsed once per process (keyed by path, size and modification time).
 """
 from __future__ import annotations
 
@@ -49,6 +49,15 @@ def imported_value(facts: FileFacts, node: ast.ImportFrom, name: str) -> Optiona
     plain = (isinstance(b.node, ast.Assign) and len(b.node.targets) == 1 and isinstance(b.node.targets[0], ast.Name)
              or isinstance(b.node, ast.AnnAssign) and b.node.value is not None)
     return found if plain and b.name not in _globals(home) else None
+
+
+def imported_class(facts: FileFacts, node: ast.ImportFrom, name: str) -> Optional[tuple[ast.ClassDef, FileFacts]]:
+    """The class that `name`, bound by `from ... import` `node`, stands for, with the facts of its module."""
+    alias = _alias(node, name)
+    found = _bound_in(_module_facts(facts, node.module, node.level), alias.name) if alias else None
+    if found is None or found[1].kind != Bind.OTHER or not isinstance(found[1].node, ast.ClassDef):
+        return None
+    return found[1].node, found[0]
 
 
 def module_def(facts: FileFacts, node: ast.AST, name: str, attr: str) -> Optional[ast.AST]:

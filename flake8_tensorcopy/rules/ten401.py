@@ -19,6 +19,14 @@ returns build that loss as the sum of its entries (`loss, parts = self.loss_fn(o
 A dict entry with a fixed key is its own loss key: `out["mean"] = torch.stack(losses).mean()` does not
 make `losses` part of the backpropagated `out["loss"]`.
 
+In a LightningModule (a class deriving from `pl.LightningModule`, or from a class of the file or of a
+neighbouring module that does) the trainer is the loop: it calls `training_step` once per batch and, under
+automatic optimization, backpropagates the loss it returns. `self.outputs.append(v)` there is flagged when
+`self.outputs` is a list of the class (set only to lists or None) that the step neither empties
+(`self.outputs = []`, `.clear()`) nor backpropagates, and `v` is attached: by the file's evidence, or
+because the step returns it as the loss (`return v`, `return {"loss": v}`, `return v["loss"]`: `v` is the
+loss or a dict holding it). `validation_step` and `test_step` run under `no_grad` and are not flagged.
+
 ## Why is this bad?
 Every accumulated tensor keeps its step's autograd graph reachable: with no backward through it the
 saved activations of every step stay alive, and after a per-step `backward()` the chain of graph nodes
@@ -66,10 +74,15 @@ Unsafe: the fix appends `.item()` to the accumulated value when the accumulator 
 accumulator, which code that does backpropagate through it in a way this rule cannot see would depend on.
 No fix when the loop backpropagates an element of the list (`losses[-1].backward()`): detaching what is
 appended would break that backward.
+No fix when `training_step` keeps a value the file does not show to be a tensor: the loss it returns may be
+a dict holding it (`self.outputs.append(log)`), whose copy with detached tensors is written by hand.
 
 ## Known problems
-The training loop, attachment and reset are judged inside one function: an accumulator filled in a
-`training_step` method and cleared in another hook (`self.outputs.append(loss)`) is not seen. Any reset
+The training loop, attachment and reset are judged inside one function, except in a LightningModule's
+`training_step`: a step method that another trainer calls (`self.outputs.append(loss)` in a hand-written
+trainer's `train_step`) is not seen, nor a LightningModule whose base is known only by a name the file does
+not import (`from pytorch_lightning import *`), nor a list the step appends to under manual optimization
+(`self.automatic_optimization = False`) unless the file shows the value attached. Any reset
 inside the loop, also a periodic one (`if i % 100 == 0: running = 0`), silences the rule, although the
 graphs of up to that many steps are still kept. A loss is only known to be attached from the file's
 evidence: `loss, acc = step(batch)` or `loss = obj.neglog_likelihood(x)` without a `.backward()` on
@@ -89,7 +102,7 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis import api, builtins_api, names, project, summaries
+from ..analysis import api, builtins_api, evidence, lightning, names, project, summaries
 from ..analysis.facts import Bind, dotted, pos_of, walk
 from ..analysis.losses import (GRAD_CALLS, backpropagated_elements, fixed_entry, keys_in, loss_dict, loss_keys,
                                summed_dicts)
@@ -100,11 +113,12 @@ from .ten203 import _kept_clones
 CODE = "TEN401"
 NAME = "loss-accumulated-with-graph"
 MESSAGE = ("'{value}' is accumulated into '{acc}' with its autograd graph: every step's graph stays "
-           "alive across the loop; accumulate {use}")
+           "alive across the {loop}; accumulate {use}")
 FIX = FixSafety.UNSAFE
 ENTRY_ADD = r"\w\[[^\[\]\n]*\][ \t]*=[ \t]*[\w.]+(?:\[|\.get\()"  # stats[k] = stats[k] + v (or .get)
 HOT = r"\+=|\.(?:append|insert|appendleft)\(|" + ENTRY_ADD  # where findings are
-TRIGGER = r"(?s)\A(?=.*\.(?:backward|step)\()(?=.*(?:" + HOT + "))"
+TRIGGER = (r"(?s)\A(?=.*\.(?:backward|step)\()(?=.*(?:" + HOT + "))",
+           r"(?s)\A(?=.*def training_step\()(?=.*\.append\()")  # a LightningModule's step keeps a list
 WHOLE_FILE = True  # backward() calls and helper defs anywhere in the file decide
 NODES = (ast.AugAssign, ast.Assign, ast.Expr)
 CLAIM = ("A graph-attached loss accumulated across a loop keeps every step's graph reachable: without "
@@ -115,7 +129,8 @@ APPENDERS = {"append": 0, "appendleft": 0, "insert": 1}
 
 
 def check(node, ctx):
-    if ctx.grad_disabled or not ctx.frame.loops:
+    step = lightning.training_step(ctx)
+    if ctx.grad_disabled or not (ctx.frame.loops or step):
         return
     found = _accumulation(node)
     if found is None:
@@ -123,6 +138,11 @@ def check(node, ctx):
     acc, values = found
     key = _root_key(acc)
     if key is None or not values:
+        return
+    if step is not None and isinstance(node, ast.Expr) and _self_attribute(acc):
+        yield from _kept_across_steps(node, acc, values[0], step, ctx)
+        return
+    if not ctx.frame.loops:
         return
     loop = _outlived_training_loop(key, acc, ctx)
     if loop is None or _flows_into_loss(key, loop, ctx):
@@ -138,7 +158,59 @@ def check(node, ctx):
     fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + suffix) for v in attached), FIX)
     if backpropagated:  # `losses[-1].backward()` needs the graph the fix would drop: call it on the loss itself
         fix, use = None, f"{use} and call backward() on the loss itself, not on {ctx.text(acc)}[-1]"
-    yield ctx.finding(node, fix, value=shown, acc=ctx.text(acc), use=use)
+    yield ctx.finding(node, fix, value=shown, acc=ctx.text(acc), use=use, loop="loop")
+
+
+def _kept_across_steps(node, acc, value, step, ctx):
+    """`self.outputs.append(v)` in a LightningModule's `training_step`, with `self.outputs` a list of the
+    class that the step does not empty and no method backpropagates, and `v` attached: by the file's
+    evidence, or as the loss the step returns for the trainer to backpropagate (`return v`,
+    `return {"loss": v}`) or a dict holding it (`return log` with `log = {"loss": loss, ...}`)."""
+    key = dotted(acc)
+    classes = lightning.lineage(ctx.frame.cls, ctx.facts)
+    if (not classes or not lightning.list_attribute(classes, acc.attr) or _reset_inside(key, acc, step, ctx)
+            or key in lightning.backpropagated(classes)):
+        return
+    returned = lightning.automatic(classes)
+    attached = [v for v in _elements(value) if _carries_graph(v, ctx) or returned and _returned_loss(v, step, ctx)]
+    if not attached:
+        return
+    tensors = all(ctx.kind(v) in evidence.TENSORISH or _carries_graph(v, ctx) and ctx.kind(v) != evidence.CONTAINER
+                  for v in attached)
+    shown = ctx.text(attached[0])
+    if tensors:
+        fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for v in attached), FIX)
+        use = f"{as_receiver(shown, attached[0])}.detach() (no graph)"
+    else:  # a dict holding the loss: which of its entries are tensors is not known here
+        fix, use = None, f"a copy of '{shown}' with its tensors detached (no graph)"
+    yield ctx.finding(node, fix, value=shown, acc=key, use=use, loop="trainer's steps")
+
+
+def _self_attribute(acc) -> bool:
+    return isinstance(acc, ast.Attribute) and isinstance(acc.value, ast.Name) and acc.value.id == "self"
+
+
+def _returned_loss(value, step, ctx) -> bool:
+    """`value` is a name the step returns with the binding it has here: `return value` (the loss, or a dict
+    holding it), `return value["loss"]` (a dict holding it) or `return {"loss": value, ...}`."""
+    if not isinstance(value, ast.Name):
+        return False
+    scope = ctx.frame.scope
+    here = [id(b) for b in scope.reaching(value.id, ctx.pos)]
+    for r in summaries.returns(step):
+        got = r.value
+        if isinstance(got, ast.Dict):
+            got = next((v for k, v in zip(got.keys, got.values) if _is_loss_key(k)), None)
+        elif isinstance(got, ast.Subscript) and _is_loss_key(got.slice):
+            got = got.value
+        if (isinstance(got, ast.Name) and got.id == value.id and here
+                and [id(b) for b in scope.reaching(value.id, pos_of(r))] == here):
+            return True
+    return False
+
+
+def _is_loss_key(key) -> bool:
+    return isinstance(key, ast.Constant) and key.value == "loss"
 
 
 def _accumulation(node):
@@ -239,16 +311,19 @@ def _receiver_name(expr) -> str:
 
 
 def _reset_inside(key: str, acc, loop, ctx) -> bool:
-    """A plain assignment to the accumulator anywhere in the loop (a periodic reset counts: the
-    kept graphs are then bounded by the reset interval)."""
+    """A plain assignment to the accumulator, or `acc.clear()`, anywhere in the loop (a periodic reset
+    counts: the kept graphs are then bounded by the reset interval)."""
     keys, shapes = _per_loop(ctx, loop, "assigned", _assigned)
     return key in keys or _shape(acc) in shapes
 
 
 def _assigned(loop, ctx):
-    """(dotted names, shapes) of every plain assignment target in the loop."""
+    """(dotted names, shapes) of every plain assignment target in the loop, and of every `x.clear()`."""
     keys, shapes = set(), set()
     for stmt in walk(loop):
+        if isinstance(stmt, ast.Call) and isinstance(stmt.func, ast.Attribute) and stmt.func.attr == "clear":
+            keys.add(dotted(stmt.func.value))
+            shapes.add(_shape(stmt.func.value))
         if isinstance(stmt, ast.Assign) and _entry_accumulation(stmt) is not None:
             continue  # `stats[k] = stats[k] + v` adds, it does not reset
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(

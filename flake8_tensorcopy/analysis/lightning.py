@@ -1,0 +1,113 @@
+"""What Lightning's trainer does with a LightningModule, read from the class's code.
+
+A class is a LightningModule when a base is `pl.LightningModule` (`pytorch_lightning`, `lightning`,
+`lightning.pytorch`), or a class of the file or of a neighbouring module (analysis/project.py) that is one.
+The trainer calls its `training_step` once per batch of the epoch and, under automatic optimization (the
+default), backpropagates what it returns: the loss, or the "loss" entry of a returned dict.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from . import losses, project
+from .facts import Bind, FileFacts, walk
+
+ROOTS = frozenset({"pytorch_lightning", "lightning"})
+TRAINING_STEP = "training_step"
+MAX_BASES = 8  # classes followed up a hierarchy
+Lineage = tuple[tuple[ast.ClassDef, FileFacts], ...]
+
+
+def training_step(ctx) -> Optional[ast.FunctionDef]:
+    """The `training_step` method the node under check is in (not a def nested in it), or None."""
+    fn, cls = ctx.frame.func, ctx.frame.cls
+    if isinstance(fn, ast.FunctionDef) and fn.name == TRAINING_STEP and cls is not None and fn in cls.body:
+        return fn
+    return None
+
+
+def lineage(cls: ast.ClassDef, facts: FileFacts) -> Lineage:
+    """`cls` and its base classes found in the file or its neighbours, up to the one whose base is a
+    LightningModule; () when the code does not show `cls` to be one."""
+    key = ("lightning-lineage", id(cls))
+    if key not in facts.memo:
+        facts.memo[key] = ()  # a cycle of bases answers no
+        facts.memo[key] = _lineage(cls, facts, 0)
+    return facts.memo[key]
+
+
+def _lineage(cls: ast.ClassDef, facts: FileFacts, depth: int) -> Lineage:
+    if depth > MAX_BASES:
+        return ()
+    for base in cls.bases:
+        q = facts.qualname(base) or ""
+        if q.split(".")[0] in ROOTS and q.endswith(".LightningModule"):
+            return ((cls, facts),)
+        found = _base_class(base, facts)
+        above = _lineage(*found, depth + 1) if found is not None else ()
+        if above:
+            return ((cls, facts),) + above
+    return ()
+
+
+def _base_class(base: ast.AST, facts: FileFacts) -> Optional[tuple[ast.ClassDef, FileFacts]]:
+    """The class a base named at the top of the module stands for: bound there once, by a `class` statement
+    or a `from ... import`."""
+    found = facts.module_scope.bindings.get(base.id, ()) if isinstance(base, ast.Name) else ()
+    if len(found) != 1:
+        return None
+    b = found[0]
+    if b.kind == Bind.OTHER and isinstance(b.node, ast.ClassDef):
+        return b.node, facts
+    if b.kind == Bind.IMPORT and isinstance(b.node, ast.ImportFrom):
+        return project.imported_class(facts, b.node, base.id)
+    return None
+
+
+def automatic(classes: Lineage) -> bool:
+    """No class of the lineage mentions `automatic_optimization` (setting it False makes the step's return
+    value the user's: the trainer no longer backpropagates it)."""
+    return not any(_name_of(n) == "automatic_optimization" for cls, _ in classes for n in walk(cls))
+
+
+def list_attribute(classes: Lineage, attr: str) -> bool:
+    """`self.attr` is a list: the classes of the lineage set it, and only to lists (`[]`, `list()`, a list
+    comprehension) or None."""
+    values = [value for cls, _ in classes for n in walk(cls) if isinstance(n, (ast.Assign, ast.AnnAssign))
+              and n.value is not None for target, value in _pairs(n) if _self_attr(target, attr)]
+    lists = [v for v in values if isinstance(v, (ast.List, ast.ListComp)) or (
+        isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "list")]
+    return bool(lists) and all(v in lists or isinstance(v, ast.Constant) and v.value is None for v in values)
+
+
+def backpropagated(classes: Lineage) -> frozenset:
+    """Names and attribute paths that reach a backward pass in some method of the lineage."""
+    return frozenset().union(*(losses.backpropagated_in(facts, cls) for cls, facts in classes))
+
+
+def _pairs(node) -> list:
+    """(target, value) of an assignment, element by element for `self.a, self.b = [], []`; a target whose
+    value is not seen (`self.a, self.b = make()`) gets the whole value."""
+    found = []
+    for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+        if isinstance(target, (ast.Tuple, ast.List)):
+            value = node.value
+            same = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+            found += [(t, value.elts[i] if same else value) for i, t in enumerate(target.elts)]
+        else:
+            found.append((target, node.value))
+    return found
+
+
+def _self_attr(target, attr: str) -> bool:
+    return (isinstance(target, ast.Attribute) and target.attr == attr and isinstance(target.value, ast.Name)
+            and target.value.id == "self")
+
+
+def _name_of(node) -> Optional[str]:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None

@@ -287,3 +287,60 @@ def test_grad_is_off_after_a_statement_that_turns_it_off_on_every_path():
         def g():
             mark(7)
     """) == {1: False, 2: True, 3: False, 4: False, 5: False, 6: False, 7: False}
+
+
+def escapes(source: str) -> bool:
+    """Whether a path from the `start()` statement of `f` leaves it without passing a `stop()` statement."""
+    source = textwrap.dedent(source)
+    facts = FileFacts(ast.parse(source), source, (ast.Call,), None)
+    calls = {node.func.id: (node, frame) for node, frame in facts.nodes
+             if isinstance(node.func, ast.Name) and node.func.id in ("start", "stop")}
+    (start, frame), stops = calls["start"], [n for n, _ in facts.nodes
+                                             if isinstance(n.func, ast.Name) and n.func.id == "stop"]
+    return frame.scope.escapes((start.lineno, start.col_offset), [(n.lineno, n.col_offset) for n in stops])
+
+
+def test_escapes_counts_returns_and_the_end_of_the_body_not_raises():
+    assert escapes("""
+        def f(flag):
+            start()
+            if flag:
+                return 1
+            stop()
+    """)
+    assert not escapes("""
+        def f(flag):
+            start()
+            if flag:
+                raise ValueError
+            stop()
+            return 1
+    """)
+    assert escapes("""
+        def f(xs):
+            for x in xs:
+                start()
+                if x:
+                    stop()
+    """)
+
+
+def test_a_finally_runs_before_a_return_in_its_try():
+    assert not escapes("""
+        def f(flag):
+            try:
+                start()
+                if flag:
+                    return 1
+                return 2
+            finally:
+                stop()
+    """)
+    assert escapes("""
+        def f(flag):
+            try:
+                start()
+                return 1
+            except ValueError:
+                stop()
+    """)

@@ -222,7 +222,7 @@ def _binding_attached(b, expr: ast.Name, ctx: "Context", pos, depth: int) -> boo
     if b.kind == Bind.FOR:
         return _binding_kind(b, expr.id, ctx, depth) == PARAM
     if b.kind == Bind.ARG:
-        return summaries.argument(b, ctx, attached, depth + 1) is True
+        return summaries.argument(b, ctx, attached, depth + 1) is True or summaries.hook_output(b, ctx)
     return False
 
 
@@ -310,7 +310,7 @@ def self_attribute_kind(attr: str, ctx: "Context") -> Optional[str]:
     memo = ctx.facts.memo
     if key not in memo:
         memo[key] = None  # a cycle (self.a = self.b, self.b = self.a) stays unknown
-        values = _self_assignments(cls, ctx).get(attr, ())
+        values = self_assignments(cls, ctx).get(attr, ())
         own = [v for v in values if not _reads_self_attribute(v, attr)]
         kinds = {_free_kind(v, ctx) for v in own}
         held = kinds.pop() if len(kinds) == 1 else None
@@ -326,7 +326,7 @@ def _reads_self_attribute(value: ast.AST, attr: str) -> bool:
                and n.value.id == "self" for n in walk(value))
 
 
-def _self_assignments(cls: ast.ClassDef, ctx: "Context") -> dict[str, list]:
+def self_assignments(cls: ast.ClassDef, ctx: "Context") -> dict[str, list]:
     key = ("self-assignments", id(cls))
     if key not in ctx.facts.memo:
         found: dict[str, list] = {}
@@ -382,7 +382,7 @@ def _self_attributes(ctx: "Context") -> frozenset:
         return frozenset()
     key = ("self-attributes", id(cls))
     if key not in ctx.facts.memo:
-        found = set(_self_assignments(cls, ctx))
+        found = set(self_assignments(cls, ctx))
         for n in walk(cls):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in REGISTERS:
                 found.update(k.arg for k in n.keywords if k.arg)

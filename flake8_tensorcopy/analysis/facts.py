@@ -132,6 +132,15 @@ class Scope:
         is in no statement of the graph."""
         return self._flow().read_later(name, pos)
 
+    def escapes(self, start: Pos, stops: list[Pos]) -> Optional[bool]:
+        """Whether a path from the statement at `start` leaves the scope without passing one at `stops`
+        (analysis/flow.py); None when `start` is in no statement of the graph."""
+        return self._flow().escapes(start, stops)
+
+    def reaches(self, start: Pos, end: Pos) -> bool:
+        """Whether a path leads from the statement at `start` to the one at `end` (analysis/flow.py)."""
+        return self._flow().reaches(start, end)
+
     def grad_off_at(self, pos: Pos) -> bool:
         """Whether a statement `torch.set_grad_enabled(False)` of this scope turned grad off on every path
         to `pos` (and no `set_grad_enabled(True)` turned it back on)."""
@@ -330,7 +339,7 @@ class FileFacts:
     def _with(self, node: ast.AST, frame: Frame) -> list:
         grad = frame.grad_disabled
         for item in node.items:
-            grad = self._grad_after(item.context_expr, grad)
+            grad = self.grad_after(item.context_expr, grad)
             if item.optional_vars is not None:
                 for name in _target_names(item.optional_vars):
                     frame.scope.bind(Binding(name, _pos(node), _end(item.context_expr), Bind.WITH, node=node))
@@ -406,7 +415,7 @@ class FileFacts:
         grad = frame.grad_disabled
         decorators = getattr(node, "decorator_list", [])
         for d in decorators:
-            grad = self._grad_after(d, grad)
+            grad = self.grad_after(d, grad)
         args = node.args
         for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
             if a is not None:
@@ -450,7 +459,7 @@ class FileFacts:
                 for name in _target_names(t):
                     scope.bind(Binding(name, _pos(node), _end(node), Bind.OTHER, node=node))
 
-    def _grad_after(self, expr: ast.expr, grad: bool) -> bool:
+    def grad_after(self, expr: ast.expr, grad: bool) -> bool:
         """Grad mode inside `with expr:` or under decorator `expr`, given the mode outside."""
         call = expr.func if isinstance(expr, ast.Call) else expr
         q = self.qualname(call)

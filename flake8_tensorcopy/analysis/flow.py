@@ -28,6 +28,8 @@ class Flow:
         self.ends: list[Pos] = []
         self.succ: list[list[int]] = []
         self._loops: list[tuple[int, list[int]]] = []  # (continue target, break sources) of enclosing loops
+        self.exits: set[int] = set()  # where the scope is left normally: a `return`, the end of its body
+        self._finally = 0  # inside a `try` with a `finally` (a `return` there runs the `finally` first)
         self._build(scope.node)
         self.bindings = [b for bs in scope.bindings.values() for b in bs if b.kind != Bind.AUG]
         self._bit = {id(b): 1 << i for i, b in enumerate(self.bindings)}
@@ -56,9 +58,9 @@ class Flow:
         self.entry = self._node(start, start, [])  # parameters are bound here
         body = node.body if isinstance(getattr(node, "body", None), list) else [node.body]
         if isinstance(node, ast.Lambda):
-            self._node(pos_of(node.body), end_of(node.body), [self.entry])
+            self.exits.add(self._node(pos_of(node.body), end_of(node.body), [self.entry]))
         else:
-            self._block(body, [self.entry])
+            self.exits.update(self._block(body, [self.entry]))
 
     def _block(self, stmts: list, preds: list[int]) -> list[int]:
         for s in stmts:
@@ -85,6 +87,8 @@ class Flow:
                 outs += self._block(case.body, [last])
             return outs + [last]
         node = self._node(pos_of(s), end_of(s), preds)
+        if isinstance(s, ast.Return) and not self._finally:
+            self.exits.add(node)
         if isinstance(s, (ast.Return, ast.Raise)):
             return []
         if isinstance(s, (ast.Break, ast.Continue)) and self._loops:
@@ -111,12 +115,14 @@ class Flow:
 
     def _try(self, s: ast.AST, preds: list[int]) -> list[int]:
         first = len(self.starts)
+        self._finally += bool(s.finalbody)
         outs = self._block(s.orelse, self._block(s.body, preds))
         raising = list(preds) + list(range(first, len(self.starts)))  # any point of the body may raise
         handlers_first = len(self.starts)
         for h in s.handlers:
             head = self._node(pos_of(h), end_of(h.type) if h.type is not None else pos_of(h), raising)
             outs += self._block(h.body, [head])
+        self._finally -= bool(s.finalbody)
         if not s.finalbody:
             return outs
         abrupt = raising + list(range(handlers_first, len(self.starts)))  # returns and raises pass through
@@ -176,6 +182,32 @@ class Flow:
             found.append(self.bindings[low.bit_length() - 1])
             mask ^= low
         return sorted(found, key=lambda b: b.pos)
+
+    # ---- paths -----------------------------------------------------------------------------------
+    def escapes(self, start: Pos, stops: list[Pos]) -> Optional[bool]:
+        """Whether some path from the statement at `start` leaves the scope (a `return`, the end of its body)
+        without passing a statement at one of `stops`; a `raise` does not count. None when `start` is in
+        no node."""
+        i = self._node_at(start)
+        if i is None:
+            return None
+        blocked = {self._node_at(p) for p in stops}
+        return any(j in self.exits for j in self._after(i, blocked, itself=True))
+
+    def reaches(self, start: Pos, end: Pos) -> bool:
+        """Whether some path leads from the statement at `start` to the one at `end`."""
+        i, j = self._node_at(start), self._node_at(end)
+        return i is not None and j is not None and j in self._after(i, set(), itself=False)
+
+    def _after(self, i: int, blocked: set, itself: bool) -> set[int]:
+        """The nodes some path from node `i` reaches without entering a `blocked` one (with `i` itself)."""
+        seen, stack = ({i} if itself else set()), [i]
+        while stack:
+            for j in self.succ[stack.pop()]:
+                if j not in seen and j not in blocked:
+                    seen.add(j)
+                    stack.append(j)
+        return seen
 
     # ---- reads later (liveness) ----------------------------------------------------------------
     def read_later(self, name: str, pos: Pos) -> Optional[bool]:

@@ -67,25 +67,65 @@ def held_call(call: ast.Call, ctx, pos, depth: int = 0) -> Optional[ast.AST]:
         values = [n.value for n in walk(cls) if isinstance(n, ast.Assign) and len(n.targets) == 1
                   and isinstance(n.targets[0], ast.Attribute) and n.targets[0].attr == func.attr
                   and isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id == "self"]
-        made = _instance_class(values[0], ctx, pos, depth) if len(values) == 1 else None
+        made = instance_class(values[0], ctx, pos, depth) if len(values) == 1 else None
         ctx.facts.memo[key] = method(made, "__call__") if isinstance(made, ast.ClassDef) else None
     return ctx.facts.memo[key]
 
 
-def _instance_class(value, ctx, pos, depth: int = 0) -> Optional[ast.ClassDef]:
+def instance_class(value, ctx, pos, depth: int = 0) -> Optional[ast.ClassDef]:
     """The class `value` is an instance of: `Cls(...)`, a name bound to one, or a factory def's return."""
     if depth > 4:
         return None
     if isinstance(value, ast.Name):
         found = ctx.frame.scope.reaching(value.id, pos)
         b = found[0] if len(found) == 1 else None
-        return _instance_class(b.value, ctx, b.pos, depth + 1) if b is not None and b.value is not None else None
+        return instance_class(b.value, ctx, b.pos, depth + 1) if b is not None and b.value is not None else None
     if not isinstance(value, ast.Call):
         return None
     made = callee(value, ctx, pos)
     if isinstance(made, ast.ClassDef) or made is None:
         return made
-    return returned(made, ctx, None, _instance_class, depth + 1)
+    return returned(made, ctx, None, instance_class, depth + 1)
+
+
+def forward_hooks(cls: ast.ClassDef, ctx) -> dict[str, tuple[int, tuple]]:
+    """The methods `cls` registers as forward hooks (`layer.register_forward_hook(self._hook)`), each with the
+    index of its parameter that torch passes the module's output in (3 counting `self`; 4 with
+    `with_kwargs=True`) and the defs of `cls` that register it."""
+    key = ("forward-hooks", id(cls))
+    if key not in ctx.facts.memo:
+        found: dict[str, tuple[int, tuple]] = {}
+        for fn in cls.body:
+            for n in walk(fn) if isinstance(fn, DEFS) else ():
+                hook = _registered_hook(n)
+                if hook is not None and method(cls, hook) is not None:
+                    kwargs = any(k.arg == "with_kwargs" and isinstance(k.value, ast.Constant) and k.value.value is True
+                                 for k in n.keywords)
+                    found[hook] = (4 if kwargs else 3, found.get(hook, (0, ()))[1] + (fn,))
+        ctx.facts.memo[key] = found
+    return ctx.facts.memo[key]
+
+
+def _registered_hook(node: ast.AST) -> Optional[str]:
+    """`m` of `x.register_forward_hook(self.m)` (or `hook=self.m`)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "register_forward_hook"):
+        return None
+    hook = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "hook"), None)
+    if isinstance(hook, ast.Attribute) and isinstance(hook.value, ast.Name) and hook.value.id == "self":
+        return hook.attr
+    return None
+
+
+def hook_output(b, ctx) -> bool:
+    """Parameter `b` is the one a forward hook of the enclosing class receives the module's output in: a
+    tensor with the forward's graph when grad is on."""
+    fn, cls = def_of(b, ctx), ctx.frame.cls
+    if fn is None or cls is None or fn not in cls.body:
+        return False
+    hook = forward_hooks(cls, ctx).get(fn.name)
+    params = fn.args.posonlyargs + fn.args.args
+    return hook is not None and hook[0] < len(params) and params[hook[0]] is b.node
 
 
 def method(cls: ast.ClassDef, name: str) -> Optional[ast.AST]:

@@ -1,23 +1,50 @@
-"""`copy.deepcopy` on a tensor.
+"""`copy.deepcopy` on a tensor, or on a module that keeps one with its graph.
 
 ## What it does
 Flags `copy.deepcopy(t)` (any import form: `copy.deepcopy`, `from copy import deepcopy as dc`) when
 the file shows that `t` is a tensor that deepcopy mishandles: one computed from tensors that require
 grad (a model output, arithmetic on a parameter: not a graph leaf), or a view (`t[i]`, `t[:n]`,
 `t.view(...)`, `t.t()`). Deep copies of modules, dicts, configs, `state_dict()`s, parameters and plain
-leaf tensors are not flagged.
+leaf tensors are not flagged, with one exception: an instance of a class of the file (bound from
+`Cls(...)`, or `self.attr` that is only ever set to `Cls(...)`) whose `forward`, or a method it registers
+as a forward hook (`layer.register_forward_hook(self._hook)`, whose `output` carries the graph), stores a
+graph tensor on `self` (`self.hidden = flatten(output)`, `self.cache[key] = out`) and does not clear it on
+every path before returning (for a hook: after each call in the class that runs the hooked layer).
 
 ## Why is this bad?
 On a tensor that is not a graph leaf (anything computed from a tensor that requires grad, or a view of
 one) `deepcopy` raises "Only Tensors created explicitly by the user (graph leaves) support the deepcopy
 protocol at the moment". On a view it copies the whole base storage, and it costs several times more
-than the tensor idiom (about 8x for a 1,000-element tensor).
+than the tensor idiom (about 8x for a 1,000-element tensor). A module that kept such a tensor on itself
+raises the same error as soon as it has run once (pytorch/pytorch#54580; byol-pytorch's target encoder,
+lucidrains/byol-pytorch#20), whatever the grad mode of the copy.
 
 ## Example
 ```python
 def features(encoder: torch.nn.Module, x):
     h = encoder(x)
     saved = copy.deepcopy(h)    # RuntimeError: h is not a graph leaf
+```
+A module that keeps an activation on itself:
+```python
+class NetWrapper(torch.nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        net[-1].register_forward_hook(self._hook)
+
+    def _hook(self, module, inputs, output):
+        self.hidden = output.flatten(1)  # kept, with its graph, after the forward
+
+    def forward(self, x):
+        self.net(x)
+        return self.hidden
+
+
+def target_encoder(net, x):
+    online = NetWrapper(net)
+    online(x)
+    return copy.deepcopy(online)  # RuntimeError: online.hidden is not a graph leaf
 ```
 
 ## Use instead
@@ -27,42 +54,78 @@ def features(encoder: torch.nn.Module, x):
     saved = h.detach().clone()  # a copy outside the graph
     kept = h.clone()            # a copy that keeps the graph
 ```
-Add `.requires_grad_(h.requires_grad)` where a trainable leaf is wanted.
+Add `.requires_grad_(h.requires_grad)` where a trainable leaf is wanted. For a module, clear the
+stored activation once it is used, on every path, or store it detached (`output.detach()`) when no
+gradient has to flow through it:
+```python
+class NetWrapper(torch.nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        net[-1].register_forward_hook(self._hook)
+
+    def _hook(self, module, inputs, output):
+        self.hidden = output.flatten(1)
+
+    def forward(self, x):
+        try:
+            self.net(x)
+            return self.hidden
+        finally:
+            self.hidden = None  # nothing with a graph stays on the module
+
+
+def target_encoder(net, x):
+    online = NetWrapper(net)
+    online(x)
+    return copy.deepcopy(online)
+```
 
 ## Fix safety
 Unsafe: `copy.deepcopy(t)` becomes `t.detach().clone()`, which drops `requires_grad` and `.grad` that
-deepcopy of a leaf would have kept.
+deepcopy of a leaf would have kept. The module finding has no fix: the class that keeps the tensor has
+to change, and only its author knows whether the gradient through the stored value is needed.
 
 ## Known problems
 Deepcopy of a leaf tensor that is not a view works; it is only slower than `t.clone()` (about 8x
 for 1,000 elements), and is not reported: on real code (see docs/ecosystem.md) those calls were
 intended, and a default-on rule must not speak for speed alone. Tensors whose graph the file does not
-show (a parameter of the function, an attribute) are not reported either.
+show (a parameter of the function, an attribute) are not reported either. For modules, only classes of
+the file are followed, only through `forward` and forward hooks registered as `self.method`; a copy made
+right after the instance is built, before anything that may run it (`self.teacher = deepcopy(self.student)`
+in `__init__`), is not reported, nor is a copy of a parameter or of a model of unknown class (an EMA of
+any `model`). A class whose caller clears the attribute before copying is still reported.
 
 ## References
 - torch.Tensor.__deepcopy__ (raises on non-leaf tensors); pytorch/pytorch#54580
+- lucidrains/byol-pytorch#20 (a forward hook kept the hidden layer's output; the target encoder's deepcopy raised)
 """
 from __future__ import annotations
 
 import ast
 
-from ..analysis import api
-from ..analysis.evidence import LIKELY_TENSOR, TENSOR
+from ..analysis import api, module_state, summaries
+from ..analysis.evidence import LIKELY_TENSOR, TENSOR, self_assignments
 from ..analysis.facts import Bind
 from ..model import FixSafety
 from .edits import detached_clone
 
 CODE = "TEN201"
 NAME = "deepcopy-tensor"
-MESSAGE = "copy.deepcopy() of tensor '{arg}' {why}; use {arg}.detach().clone()"
+MESSAGE = "copy.deepcopy() of {what} '{arg}' {why}; {use}"
 WHY_NON_LEAF = "raises RuntimeError: it is not a graph leaf"
 WHY_VIEW = "copies the whole storage of the tensor it views (and raises if that one is in a graph)"
+WHY_STATE = ("raises RuntimeError once it has run: {cls}.{method}() leaves a tensor with a graph (not a leaf) "
+             "in self.{attr}")
+USE_STATE = "clear self.{attr} after use (or store it detached) in {cls}"
 FIX = FixSafety.UNSAFE
 TRIGGER = r"deepcopy"
 NODES = (ast.Call,)
 CLAIM = ("copy.deepcopy() of a non-leaf tensor raises 'Only Tensors created explicitly by the user "
          "(graph leaves) support the deepcopy protocol', and of a view copies the whole base storage; "
-         "t.detach().clone() gives an independent copy of just the view.")
+         "t.detach().clone() gives an independent copy of just the view. A module that keeps a non-leaf "
+         "tensor on itself (an activation its forward or forward hook stored) raises the same error, "
+         "under no_grad too.")
 
 
 def check(node: ast.Call, ctx):
@@ -71,7 +134,10 @@ def check(node: ast.Call, ctx):
     if id(node) in ctx.facts.discarded:
         return  # a bare `copy.deepcopy(t)` statement copies for nothing: TEN104 reports it
     arg = node.args[0]
-    if isinstance(arg, ast.Starred) or ctx.kind(arg) not in (TENSOR, LIKELY_TENSOR):
+    if isinstance(arg, ast.Starred):
+        return
+    if ctx.kind(arg) not in (TENSOR, LIKELY_TENSOR):
+        yield from _module_state(node, arg, ctx)
         return
     if ctx.attached(arg) and not ctx.grad_disabled:
         why = WHY_NON_LEAF
@@ -79,8 +145,39 @@ def check(node: ast.Call, ctx):
         why = WHY_VIEW
     else:
         return  # a plain leaf: deepcopy works (only slower)
-    fix = ctx.replace(node, detached_clone(ctx.text(arg), arg), FIX)
-    yield ctx.finding(node, fix, arg=ctx.text(arg), why=why)
+    text = ctx.text(arg)
+    fix = ctx.replace(node, detached_clone(text, arg), FIX)
+    yield ctx.finding(node, fix, what="tensor", arg=text, why=why, use=f"use {text}.detach().clone()")
+
+
+def _module_state(node: ast.Call, arg, ctx):
+    """`copy.deepcopy(encoder)` where `encoder` is an instance of a class of the file that keeps a tensor
+    with a graph on itself once it has run (analysis/module_state.py); under no_grad too: the tensor kept
+    is what raises, not the copy's grad mode. No fix: the class must change."""
+    made = _instance_of(arg, ctx)
+    kept = module_state.kept_graph(made, ctx) if made is not None else None
+    if kept is None or module_state.fresh(arg, ctx):
+        return
+    method, attr = kept
+    why = WHY_STATE.format(cls=made.name, method=method, attr=attr)
+    use = USE_STATE.format(attr=attr, cls=made.name)
+    yield ctx.finding(node, None, what=made.name, arg=ctx.text(arg), why=why, use=use)
+
+
+def _instance_of(arg, ctx):
+    """The class of the file `arg` is an instance of: a name bound to `Cls(...)`, or `self.attr` that the
+    enclosing class sets only to `Cls(...)` (and None)."""
+    if isinstance(arg, ast.Name):
+        return summaries.instance_class(arg, ctx, ctx.pos)
+    cls = ctx.frame.cls
+    if cls is None or not (isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name)
+                           and arg.value.id == "self"):
+        return None
+    values = [v for v in self_assignments(cls, ctx).get(arg.attr, ())
+              if not (isinstance(v, ast.Constant) and v.value is None)]
+    found = {summaries.instance_class(v, ctx, ctx.pos) for v in values}
+    made = found.pop() if len(found) == 1 else None
+    return made if isinstance(made, ast.ClassDef) else None
 
 
 def _is_view(expr) -> bool:

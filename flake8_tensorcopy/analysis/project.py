@@ -95,7 +95,8 @@ def mentioning(facts: FileFacts, word: str) -> list[FileFacts]:
         return []
     path = os.path.abspath(facts.path)
     here = os.path.dirname(path)
-    pattern = re.compile(rb"(?<!\w)" + re.escape(word.encode()) + rb"(?!\w)")
+    literal = re.escape(word.encode())  # first, so the regex engine jumps between its occurrences
+    pattern = re.compile(literal + rb"(?<!\w" + literal + rb")(?!\w)")
     found = []
     for file in _modules_of(_package_top(here) or here):
         data = _bytes_of(file) if file != path else None

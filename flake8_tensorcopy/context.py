@@ -21,7 +21,7 @@ class Context:
         self.spec = spec
 
     # ---- questions rules ask -----------------------------------------------------------------
-    def kind(self, expr: ast.AST, pos=None) -> Optional[str]:
+    def kind(self, expr: ast.AST, pos=None) -> Optional[evidence.Kind]:
         return evidence.kind(expr, self, pos)
 
     def attached(self, expr: ast.AST, pos=None) -> bool:

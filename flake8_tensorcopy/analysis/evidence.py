@@ -1,14 +1,18 @@
 """What an expression is (tensor, parameter, module, state_dict, ndarray, ...) and whether it is
 attached to an autograd graph, judged from the file alone and never by importing torch.
 
-`kind()` answers with one of the KIND constants or None (unknown). TENSOR is real evidence
-(a torch factory, an annotation, arithmetic on tensors); LIKELY_TENSOR comes from method names
-that are tensor-specific in practice (`.detach()`, `.clone()`).
+`kind()` answers with a `Kind` or None. The kinds are the points of a flat lattice: None (unknown) is
+its top, and the join of two different kinds is unknown (`join`), so "unknown" and "known not to be a
+tensor" (MODULE, NDARRAY, SCALAR, ...) stay different answers. The evidence's strength is part of the
+kind: TENSOR and PARAM are proven by code (a torch factory, an annotation, arithmetic on tensors, what
+every caller passes); LIKELY_TENSOR is guessed from method names that are tensor-specific in practice
+(`.detach()`, `.clone()`); a MODULE guessed from a name (`model`) only keeps rules quiet.
 """
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Optional
+import enum
+from typing import TYPE_CHECKING, Iterable, Optional
 
 from . import api, names, summaries
 from .facts import Bind, TENSOR_TYPES, base_name, dotted, guard_key, pos_of, walk
@@ -16,9 +20,30 @@ from .facts import Bind, TENSOR_TYPES, base_name, dotted, guard_key, pos_of, wal
 if TYPE_CHECKING:  # pragma: no cover
     from ..context import Context
 
-TENSOR, LIKELY_TENSOR, PARAM = "tensor", "likely-tensor", "param"
+
+class Kind(str, enum.Enum):
+    """What a value is. A str, equal to (and hashed as) its text: reports and the generated API model
+    spell kinds as text."""
+
+    TENSOR = "tensor"
+    LIKELY_TENSOR = "likely-tensor"
+    PARAM = "param"  # an nn.Parameter (a tensor)
+    MODULE = "module"
+    STATE_DICT = "state_dict"
+    NDARRAY = "ndarray"
+    OPTIMIZER = "optimizer"
+    CONTAINER = "container"  # a dict, list, tuple or set
+    SCALAR = "scalar"  # a Python number, string or bool
+    BATCH = "batch"  # what a loader yields: a tensor, or a container of tensors
+
+    __hash__ = str.__hash__
+    __str__ = str.__str__
+    __format__ = str.__format__
+
+
+TENSOR, LIKELY_TENSOR, PARAM = Kind.TENSOR, Kind.LIKELY_TENSOR, Kind.PARAM
 MODULE, STATE_DICT, NDARRAY, OPTIMIZER, CONTAINER, SCALAR, BATCH = (
-    "module", "state_dict", "ndarray", "optimizer", "container", "scalar", "batch",
+    Kind.MODULE, Kind.STATE_DICT, Kind.NDARRAY, Kind.OPTIMIZER, Kind.CONTAINER, Kind.SCALAR, Kind.BATCH,
 )
 TENSORISH = frozenset({TENSOR, LIKELY_TENSOR, PARAM})
 SURE_TENSOR = frozenset({TENSOR, PARAM})
@@ -54,8 +79,14 @@ def _memo(question, unknown):
     return ask
 
 
+def join(kinds: Iterable[Optional[Kind]]) -> Optional[Kind]:
+    """The kind every path agrees on; unknown (None) when two differ or one is unknown."""
+    found = set(kinds)
+    return found.pop() if len(found) == 1 else None
+
+
 @_memoised(unknown=None)
-def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[str]:
+def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[Kind]:
     """The kind of `expr` evaluated at `pos` (defaults to the node under check)."""
     if isinstance(expr, ast.Name):
         key = expr.id
@@ -63,8 +94,7 @@ def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[st
             return TENSOR
         if key == "self" and ctx.frame.cls is not None and _is_module_class(ctx.frame.cls, ctx):
             return MODULE
-        kinds = {_binding_kind(b, key, ctx, depth) for b in reaching(key, ctx, pos)}
-        return kinds.pop() if len(kinds) == 1 else None  # unknown, or different on different paths
+        return join(_binding_kind(b, key, ctx, depth) for b in reaching(key, ctx, pos))
     if isinstance(expr, ast.Attribute):
         attr = expr.attr
         if attr in ("weight", "bias"):
@@ -114,8 +144,7 @@ def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[st
     if isinstance(expr, ast.Constant):
         return SCALAR
     if isinstance(expr, ast.IfExp):
-        a, b = kind(expr.body, ctx, pos, depth + 1), kind(expr.orelse, ctx, pos, depth + 1)
-        return a if a == b else None
+        return join((kind(expr.body, ctx, pos, depth + 1), kind(expr.orelse, ctx, pos, depth + 1)))
     return None
 
 
@@ -135,7 +164,7 @@ def _binds_none(b) -> bool:
     return b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and isinstance(b.value, ast.Constant) and b.value.value is None
 
 
-def _binding_kind(b, name: str, ctx: "Context", depth: int) -> Optional[str]:
+def _binding_kind(b, name: str, ctx: "Context", depth: int) -> Optional[Kind]:
     if b.annotation is not None:
         ann = annotation_kind(b.annotation, ctx)
         if ann:
@@ -170,7 +199,7 @@ def _forward_input(b, ctx: "Context") -> bool:
             and b.node in fn.args.args[1:] + fn.args.kwonlyargs and _is_module_class(cls, ctx))
 
 
-def element_kind(value: ast.AST, index: int, ctx: "Context", pos, depth: int) -> Optional[str]:
+def element_kind(value: ast.AST, index: int, ctx: "Context", pos, depth: int) -> Optional[Kind]:
     """The kind of element `index` of `value` (`a, b = value`): of a tuple display, of a loader batch, or
     of what a function of the file returns."""
     if isinstance(value, (ast.Tuple, ast.List)):
@@ -182,7 +211,7 @@ def element_kind(value: ast.AST, index: int, ctx: "Context", pos, depth: int) ->
     return LIKELY_TENSOR if kind(value, ctx, pos, depth + 1) == BATCH else None
 
 
-def _batch_kind(loop, name: str, ctx: "Context") -> Optional[str]:
+def _batch_kind(loop, name: str, ctx: "Context") -> Optional[Kind]:
     """What a loop over a data loader binds: `for x, y in loader` (or `enumerate(loader)`, `tqdm(loader)`)
     gives tensors, `for batch in loader` a batch (whose items are tensors). A loader is a DataLoader the
     code builds, or one named so whose loop trains or runs under `no_grad` (names alone are not enough)."""
@@ -226,7 +255,7 @@ def _binding_attached(b, expr: ast.Name, ctx: "Context", pos, depth: int) -> boo
     return False
 
 
-def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[str]:
+def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[Kind]:
     q = ctx.facts.qualname(call.func)
     if ctx.facts.tensor_functions and _declared_tensor_function(call.func, q, ctx.facts.tensor_functions):
         return TENSOR
@@ -299,7 +328,7 @@ def _imported(expr: ast.AST, ctx: "Context", pos) -> bool:
     return isinstance(expr, ast.Name) and any(b.kind == Bind.IMPORT for b in reaching(expr.id, ctx, pos))
 
 
-def self_attribute_kind(attr: str, ctx: "Context") -> Optional[str]:
+def self_attribute_kind(attr: str, ctx: "Context") -> Optional[Kind]:
     """What `self.attr` holds, from every `self.attr = value` and `self.register_buffer("attr", value)` of the
     enclosing class, when they all agree; values are judged without their method's scope (torch calls,
     constructors, conversions of other attributes), so a value built from a local name is unknown."""
@@ -342,7 +371,7 @@ def self_assignments(cls: ast.ClassDef, ctx: "Context") -> dict[str, list]:
     return ctx.facts.memo[key]
 
 
-def _free_kind(value: ast.AST, ctx: "Context") -> Optional[str]:
+def _free_kind(value: ast.AST, ctx: "Context") -> Optional[Kind]:
     """The kind of a value that does not depend on local names."""
     if isinstance(value, ast.Constant):
         return SCALAR if value.value is not None else None
@@ -397,7 +426,7 @@ def _only_named(name: str, ctx: "Context", pos) -> bool:
     return bool(found) and all(b.kind == Bind.ARG and b.annotation is None for b in found)
 
 
-def _torch_call_kind(q: Optional[str]) -> Optional[str]:
+def _torch_call_kind(q: Optional[str]) -> Optional[Kind]:
     """What a call of torch's `q` builds: a parameter, a module, an optimizer, or its API result."""
     if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
         return PARAM
@@ -409,7 +438,7 @@ def _torch_call_kind(q: Optional[str]) -> Optional[str]:
     return _result_kind(op, TENSOR) if op is not None else None
 
 
-def _result_kind(op: api.Op, tensor: str) -> Optional[str]:
+def _result_kind(op: api.Op, tensor: Kind) -> Optional[Kind]:
     """The kind of a torch call's result: `tensor` (TENSOR, or LIKELY_TENSOR for a guessed receiver), an
     ndarray, a number, or unknown (a tuple, a Size, ...)."""
     if op.gives_tensor:
@@ -424,7 +453,7 @@ def _declared_tensor_function(func: ast.AST, qualname: Optional[str], names: fro
     return bool(text) and (text in names or qualname in names or text.rsplit(".", 1)[-1] in names)
 
 
-def annotation_kind(ann: ast.AST, ctx: "Context") -> Optional[str]:
+def annotation_kind(ann: ast.AST, ctx: "Context") -> Optional[Kind]:
     if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
         text = ann.value
         return TENSOR if text in ("torch.Tensor", "Tensor") else None

@@ -54,25 +54,43 @@ class Trigger:
     regex engine jumps to a pattern's literal prefix, but tries an alternation or a `(?m)^` at every
     character). With `line_start`, a match counts only when the text before it on its line
     fullmatches that pattern, or is longer than LINE_START_LIMIT characters: checking each of many
-    matches on one long line from the line's start would be quadratic, so such a match just counts."""
+    matches on one long line from the line's start would be quadratic, so such a match just counts.
+    With `groups` (sizes that split `patterns` into consecutive groups), the text must hold a match of
+    every group (`.backward(` and `+=` somewhere in the file): each pattern is still searched on its own,
+    where one regex of lookaheads from the file's start would try an alternation at every character."""
 
     LINE_START_LIMIT = 400
 
-    def __init__(self, *patterns: str, line_start: Optional[str] = None):
+    def __init__(self, *patterns: str, line_start: Optional[str] = None, groups: tuple[int, ...] = ()):
+        assert not groups or sum(groups) == len(patterns)
         self.patterns = tuple(re.compile(p) for p in patterns)
         self.line_start = re.compile(line_start) if line_start is not None else None
+        self.groups = groups
 
     def finditer(self, source: str) -> Iterator[re.Match]:
+        if self.groups and not self._every_group(source):
+            return
         for pattern in self.patterns:
-            for m in pattern.finditer(source):
-                start = m.start()
-                if self.line_start is None:
-                    yield m
-                    continue
-                window = max(0, start - self.LINE_START_LIMIT - 1)
-                newline = source.rfind("\n", window, start)
-                if (newline < 0 and window > 0) or self.line_start.fullmatch(source, newline + 1, start):
-                    yield m
+            yield from self._matches(pattern, source)
+
+    def _every_group(self, source: str) -> bool:
+        start = 0
+        for size in self.groups:
+            if not any(next(self._matches(p, source), None) for p in self.patterns[start:start + size]):
+                return False
+            start += size
+        return True
+
+    def _matches(self, pattern: re.Pattern, source: str) -> Iterator[re.Match]:
+        for m in pattern.finditer(source):
+            start = m.start()
+            if self.line_start is None:
+                yield m
+                continue
+            window = max(0, start - self.LINE_START_LIMIT - 1)
+            newline = source.rfind("\n", window, start)
+            if (newline < 0 and window > 0) or self.line_start.fullmatch(source, newline + 1, start):
+                yield m
 
     def search(self, source: str) -> Optional[re.Match]:
         return next(self.finditer(source), None)

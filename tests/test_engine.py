@@ -147,6 +147,16 @@ def test_a_trigger_is_any_of_its_patterns_and_honours_its_line_start():
     assert Trigger.of(("a", "b")).patterns[1].pattern == "b" and Trigger.of(trigger) is trigger
 
 
+@pytest.mark.parametrize("text, fires", [
+    ("loss.backward()\ntotal += loss", True), ("opt.step()\nhist.append(x)", True),
+    ("loss.backward()", False), ("total += loss", False), ("", False),
+])
+def test_a_trigger_with_groups_needs_a_match_of_every_group(text, fires):
+    trigger = Trigger(r"\.backward\(", r"\.step\(", r"\+=", r"\.append\(", groups=(2, 2))
+    assert bool(trigger.search(text)) is fires
+    assert len(list(trigger.finditer(text))) == (2 if fires else 0)
+
+
 def test_check_does_not_import_libcst():  # LibCST is the fixer's; `check` starts without it
     code = ("import sys; from flake8_tensorcopy.cli import main; main(['check', '-q', sys.argv[1]]); "
             "assert 'libcst' not in sys.modules, 'libcst imported'")

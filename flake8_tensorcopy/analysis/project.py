@@ -152,11 +152,9 @@ def _mtime(folder: str) -> Optional[int]:
 
 def _bytes_of(file: str) -> Optional[bytes]:
     """The bytes of a module (read again when it changed), None when it cannot be read or is too large."""
-    try:
-        info = os.stat(file)
-    except OSError:
+    key = _version(file)
+    if key is None:
         return None
-    key = (file, info.st_size, info.st_mtime_ns)
     if key not in _read:
         try:
             with open(file, "rb") as fh:
@@ -246,14 +244,21 @@ def _package_top(folder: str) -> Optional[str]:
     return top
 
 
-def _facts_of(file: str) -> Optional[FileFacts]:
+def _version(file: str) -> Optional[tuple]:
+    """(path, size, mtime) of a regular file of at most LIMIT bytes: the key its contents are cached by."""
     try:
         info = os.stat(file)
     except OSError:
         return None
     if not stat.S_ISREG(info.st_mode) or info.st_size > LIMIT:
         return None
-    key = (file, info.st_size, info.st_mtime_ns)
+    return file, info.st_size, info.st_mtime_ns
+
+
+def _facts_of(file: str) -> Optional[FileFacts]:
+    key = _version(file)
+    if key is None:
+        return None
     if key not in _parsed:
         _parsed[key] = _parse(file)
     return _parsed[key]

@@ -56,7 +56,7 @@ NAME = "copy-copy-tensor"
 MESSAGE = ("copy.copy() of tensor '{arg}' shares its storage (not its version counter) and cuts the graph; "
            "use {recv}.detach().clone() for a copy")
 FIX = FixSafety.UNSAFE
-TRIGGER = (r"copy\.copy\(", r"from\s+copy\s+import[^\n]*\bcopy\b")  # any of
+TRIGGER = (r"copy\.copy\(", r"copy\s+import[^\n]*\bcopy\b")  # any of (`from copy import copy`)
 NODES = (ast.Call,)
 CLAIM = ("copy.copy(t) returns a new leaf sharing t's storage: writes through it change t and "
          "gradients through it do not reach t's graph; t.detach().clone() owns its storage.")

@@ -106,7 +106,7 @@ from ..analysis import api, builtins_api, evidence, lightning, names, project, s
 from ..analysis.facts import Bind, dotted, pos_of, walk
 from ..analysis.losses import (GRAD_CALLS, backpropagated_elements, fixed_entry, keys_in, loss_dict, loss_keys,
                                summed_dicts)
-from ..model import Fix, FixSafety
+from ..model import Fix, FixSafety, Trigger
 from .edits import as_receiver
 from .ten203 import _kept_clones
 
@@ -115,10 +115,10 @@ NAME = "loss-accumulated-with-graph"
 MESSAGE = ("'{value}' is accumulated into '{acc}' with its autograd graph: every step's graph stays "
            "alive across the {loop}; accumulate {use}")
 FIX = FixSafety.UNSAFE
-ENTRY_ADD = r"\w\[[^\[\]\n]*\][ \t]*=[ \t]*[\w.]+(?:\[|\.get\()"  # stats[k] = stats[k] + v (or .get)
-HOT = r"\+=|\.(?:append|insert|appendleft)\(|" + ENTRY_ADD  # where findings are
-TRIGGER = (r"(?s)\A(?=.*\.(?:backward|step)\()(?=.*(?:" + HOT + "))",
-           r"(?s)\A(?=.*def training_step\()(?=.*\.append\()")  # a LightningModule's step keeps a list
+ENTRY_ADD = r"\[(?<=\w\[)[^\[\]\n]*\][ \t]*=[ \t]*[\w.]+(?:\[|\.get\()"  # stats[k] = stats[k] + v (or .get)
+HOT = (r"\+=", r"\.append\(", r"\.insert\(", r"\.appendleft\(", ENTRY_ADD)  # where findings are
+# a training step (a backward, an optimizer step, or a LightningModule's training_step) and an accumulation
+TRIGGER = Trigger(r"\.backward\(", r"\.step\(", r"def training_step\(", *HOT, groups=(3, len(HOT)))
 WHOLE_FILE = True  # backward() calls and helper defs anywhere in the file decide
 NODES = (ast.AugAssign, ast.Assign, ast.Expr)
 CLAIM = ("A graph-attached loss accumulated across a loop keeps every step's graph reachable: without "

@@ -285,3 +285,12 @@ def test_a_hook_snapshot_reloaded_by_a_trainer_of_the_package(tmp_path, import_l
     write(tmp_path, {"pkg/__init__.py": "", "pkg/callbacks.py": CHECKPOINT, "pkg/other.py": "",
                      "pkg/trainer.py": trainer})
     assert codes_at(tmp_path / "pkg" / "callbacks.py") == [(line, "TEN301") for line in found]
+
+
+def test_the_message_names_the_call_that_passes_the_tensor(tmp_path):
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/convert.py": CONVERT, "pkg/sub/__init__.py": "",
+                     "pkg/sub/run.py": "import torch\nfrom ..convert import to_tensor\n\nto_tensor(torch.ones(3))\n"})
+    path = tmp_path / "pkg" / "convert.py"
+    found = engine.analyse(path.read_text(), str(path), [r for r in engine.RULES if r.code == "TEN204"]).findings
+    assert [f.fix for f in found] == [None]  # other callers may pass lists
+    assert "tensor 'values' (the call at sub/run.py:4 passes one)" in found[0].message

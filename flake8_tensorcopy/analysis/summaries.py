@@ -251,8 +251,16 @@ def argument(b, ctx, ask: Callable, depth: int, any_site: bool = False):
     memo = ctx.facts.memo
     if key not in memo:
         memo[key] = None
-        memo[key] = _argument(fn, b.node.arg, ctx, ask, depth, any_site)
+        sites = []
+        memo[key] = _argument(fn, b.node.arg, ctx, ask, depth, any_site, sites)
+        memo[("argument-site", id(b.node), id(ask))] = sites[-1] if sites and memo[key] is True else None
     return memo[key]
+
+
+def deciding_site(b, ctx, ask: Callable) -> Optional[tuple[Optional[str], int]]:
+    """(path of the caller's file, line) of the call site whose argument made `argument(b, ctx, ask, ...,
+    any_site=True)` True, once it has been asked; the path is None for a call in the file itself."""
+    return ctx.facts.memo.get(("argument-site", id(b.node), id(ask)))
 
 
 def def_of(b, ctx) -> Optional[ast.AST]:
@@ -265,14 +273,20 @@ def def_of(b, ctx) -> Optional[ast.AST]:
     return None
 
 
-def _argument(fn, param: str, ctx, ask, depth, any_site):
+def _argument(fn, param: str, ctx, ask, depth, any_site, seen: list):
+    """The joined answer of the call sites; `seen` gets (path or None, line) of each site asked."""
     target = _called(fn, ctx)
     sites = ((call, at(ctx, frame, call)) for call, frame in call_sites(target, ctx, escaped=any_site))
-    answers = (_site_answer(target, fn, param, call, inner, ask, depth, any_site) for call, inner in sites)
+    answers = (_site_answer(target, fn, param, call, inner, ask, depth, any_site, seen) for call, inner in sites)
     if target in ctx.facts.tree.body:  # callers in the package's other modules
-        answers = itertools.chain(answers, (ask(value, inner, inner.pos, depth) if value is not None else UNKNOWN
-                                            for value, inner in _foreign_sites(target, fn, param, ctx)))
+        answers = itertools.chain(answers, (_foreign_answer(value, call, inner, ask, depth, seen)
+                                            for value, call, inner in _foreign_sites(target, fn, param, ctx)))
     return _join(answers, any_site)
+
+
+def _foreign_answer(value, call, inner, ask, depth, seen: list):
+    seen.append((inner.facts.path, call.lineno))
+    return UNKNOWN if value is None else ask(value, inner, inner.pos, depth)
 
 
 def _called(fn, ctx) -> ast.AST:
@@ -282,9 +296,10 @@ def _called(fn, ctx) -> ast.AST:
     return cls if cls is not None and fn in cls.body else fn
 
 
-def _site_answer(target, fn, param: str, call, inner, ask, depth, any_site):
+def _site_answer(target, fn, param: str, call, inner, ask, depth, any_site, seen: list):
     if callee(call, inner, inner.pos) is not target:
         return None if any_site else UNKNOWN  # the name means something else there
+    seen.append((None, call.lineno))
     value = passed(fn, param, call, bound=True if target is not fn else None)
     return UNKNOWN if value is None else ask(value, inner, inner.pos, depth)
 
@@ -307,7 +322,7 @@ def passed(fn, param: str, call: ast.Call, bound: Optional[bool] = None) -> Opti
 
 
 def _foreign_sites(target, fn, param: str, ctx):
-    """(value passed for `param`, context at the call) for each call of `target` in the package's other
+    """(value passed for `param`, the call, context at it) for each call of `target` in the package's other
     modules, through the name an import binds (`calc_gaes(...)`, `math_util.calc_gaes(...)`)."""
     others = project.mentioning(ctx.facts, target.name)  # none for a file with no place on disk
     path = os.path.abspath(ctx.facts.path) if others else None
@@ -319,7 +334,7 @@ def _foreign_sites(target, fn, param: str, ctx):
             inner = at(ctx, frame, call)
             inner.facts = other
             if _imports_target(call, inner, target, path):
-                yield passed(fn, param, call, bound=target is not fn), inner
+                yield passed(fn, param, call, bound=target is not fn), call, inner
 
 
 def _imports_target(call: ast.Call, inner, target, path: str) -> bool:

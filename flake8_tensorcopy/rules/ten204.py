@@ -8,7 +8,7 @@ and the numpy functions that return a tensor for a tensor, as `numpy.ceil(t)`), 
 imported from a neighbouring module, is a variable annotated `torch.Tensor`, or is a parameter that a
 call in the file or in another module of its package passes such a tensor (`Potential(data_mean=
 self.data_mean)` for a registered buffer: that call warns, whatever other callers pass; such a finding
-has no fix, since other callers may pass lists); for `base.new_tensor(t)`,
+names that call and has no fix, since other callers may pass lists); for `base.new_tensor(t)`,
 also when `t` is computed elementwise from `base` itself (`ids.new_tensor(ids != pad)`: calling
 `new_tensor` on `ids` proves it a tensor, so the comparison is one too). Quiet inside
 `isinstance(t, torch.Tensor)` / `torch.is_tensor(t)` branches and any branch that tests the argument's
@@ -90,6 +90,7 @@ which numpy 2 deprecates in its current form; `numpy.round(t)` calls `t.round()`
 from __future__ import annotations
 
 import ast
+import os
 
 from ..analysis import api, summaries
 from ..analysis.evidence import (MAX_DEPTH, PARAM, TENSOR, annotation_kind, numpy_tensor_inputs, reaching,
@@ -140,7 +141,7 @@ def check(node: ast.Call, ctx):
     if from_base or _real_tensor(arg, ctx):
         fix = None if not from_base and _from_callers(arg, ctx) else make_fix(node, arg, ctx)
         use = fix.edits[0].text if fix is not None and fix.safety is FixSafety.SAFE else _detached_clone(arg, ctx)
-        subject = f"tensor '{ctx.text(arg)}'"
+        subject = f"tensor '{ctx.text(arg)}'" + (_passed_by(arg, ctx) if fix is None else "")
     elif make_fix is not _legacy_fix and (reason := _declared(arg, ctx)):
         fix, suggested = None, make_fix(node, arg, ctx)  # only suggested: for a float or list it would fail
         use = (suggested.edits[0].text if suggested is not None else _detached_clone(arg, ctx)) + " for a tensor"
@@ -189,6 +190,18 @@ def _computed_from(arg: ast.expr, base: ast.expr) -> bool:
 def _from_callers(arg: ast.expr, ctx) -> bool:
     """Only the file's call sites say `arg` is a tensor: a caller elsewhere may pass a list."""
     return not _built_here(arg, ctx, ctx.pos, 0)
+
+
+def _passed_by(arg: ast.expr, ctx) -> str:
+    """` (the call at train.py:12 passes one)`: where the parameter `arg` gets the tensor the finding is
+    about, when a caller's argument is the evidence."""
+    found = reaching(arg.id, ctx, ctx.pos) if isinstance(arg, ast.Name) else []
+    site = summaries.deciding_site(found[0], ctx, _built) if len(found) == 1 and found[0].kind == Bind.ARG else None
+    if site is None:
+        return ""
+    path, line = site
+    here = os.path.dirname(os.path.abspath(ctx.facts.path or "."))
+    return f" (the call at {'line ' if path is None else os.path.relpath(path, here) + ':'}{line} passes one)"
 
 
 def _built_tensor(expr, ctx, pos, depth, callers=True) -> bool:

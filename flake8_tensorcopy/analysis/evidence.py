@@ -55,7 +55,7 @@ REGISTERS = frozenset({"register_modules", "add_module", "register_module"})
 MAX_DEPTH = 100  # a guard for the interpreter's stack; answers are memoised, so cost stays polynomial
 
 
-def _memoised(unknown):
+def memoised(unknown):
     """Answer each (expression, position, frame) once per file: chains of rebindings cost linear time and
     branches that all rebind a name cost quadratic, not exponential. A cycle (a loop that rebinds `x`
     from `x`) answers `unknown`."""
@@ -85,7 +85,7 @@ def join(kinds: Iterable[Optional[Kind]]) -> Optional[Kind]:
     return found.pop() if len(found) == 1 else None
 
 
-@_memoised(unknown=None)
+@memoised(unknown=None)
 def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[Kind]:
     """The kind of `expr` evaluated at `pos` (defaults to the node under check)."""
     if isinstance(expr, ast.Name):
@@ -469,7 +469,7 @@ def annotation_kind(ann: ast.AST, ctx: "Context") -> Optional[Kind]:
     return None
 
 
-@_memoised(unknown=False)
+@memoised(unknown=False)
 def attached(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> bool:
     """Whether `expr` is (by the file's evidence) part of an autograd graph: it requires grad."""
     if isinstance(expr, ast.Name):

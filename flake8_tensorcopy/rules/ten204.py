@@ -92,9 +92,9 @@ from __future__ import annotations
 import ast
 import os
 
-from ..analysis import api, summaries
-from ..analysis.evidence import (MAX_DEPTH, PARAM, TENSOR, annotation_kind, numpy_tensor_inputs, reaching,
-                                 self_attribute_kind)
+from ..analysis import summaries
+from ..analysis import proven
+from ..analysis.evidence import reaching
 from ..analysis.maybe_tensor import declared_tensor
 from ..context import type_tested
 from ..analysis.facts import Bind, dotted
@@ -112,7 +112,6 @@ FIX = FixSafety.SAFE
 # tensor(x (not to_tensor(x / as_tensor(x: the lookbehind checks the character before it), new_tensor(x,
 # Tensor(x and FloatTensor(x: a named argument
 TRIGGER = (r"tensor\((?<=\Wtensor\()\s*[A-Za-z_]", r"new_tensor\(\s*[A-Za-z_]", r"Tensor\(\s*[A-Za-z_]")
-SEQUENCES = (ast.List, ast.Tuple, ast.ListComp)  # literals that `*` repeats
 NODES = (ast.Call,)
 CLAIM = ("torch.tensor(t) emits 'To copy construct from a tensor ...' and returns a tensor without grad_fn; "
          "torch.Tensor(t) / torch.FloatTensor(t) share t's storage; t.detach().clone() is an independent copy.")
@@ -168,7 +167,7 @@ def _declared(arg: ast.expr, ctx):
 def _real_tensor(arg: ast.expr, ctx) -> bool:
     """Built as a tensor, outside a branch that tests its type (the evidence first: the type tests index
     the whole function, and most arguments are no tensor)."""
-    return _built_tensor(arg, ctx, ctx.pos, 0) and not _quiet(dotted(arg), ctx)
+    return proven.tensor(arg, ctx) and not _quiet(dotted(arg), ctx)
 
 
 def _computed_from(arg: ast.expr, base: ast.expr) -> bool:
@@ -189,85 +188,20 @@ def _computed_from(arg: ast.expr, base: ast.expr) -> bool:
 
 def _from_callers(arg: ast.expr, ctx) -> bool:
     """Only the file's call sites say `arg` is a tensor: a caller elsewhere may pass a list."""
-    return not _built_here(arg, ctx, ctx.pos, 0)
+    return not proven.tensor_here(arg, ctx)
 
 
 def _passed_by(arg: ast.expr, ctx) -> str:
     """` (the call at train.py:12 passes one)`: where the parameter `arg` gets the tensor the finding is
     about, when a caller's argument is the evidence."""
     found = reaching(arg.id, ctx, ctx.pos) if isinstance(arg, ast.Name) else []
-    site = summaries.deciding_site(found[0], ctx, _built) if len(found) == 1 and found[0].kind == Bind.ARG else None
+    arg_binding = len(found) == 1 and found[0].kind == Bind.ARG
+    site = summaries.deciding_site(found[0], ctx, proven.tensor) if arg_binding else None
     if site is None:
         return ""
     path, line = site
     here = os.path.dirname(os.path.abspath(ctx.facts.path or "."))
     return f" (the call at {'line ' if path is None else os.path.relpath(path, here) + ':'}{line} passes one)"
-
-
-def _built_tensor(expr, ctx, pos, depth, callers=True) -> bool:
-    """Real evidence only: the value comes from a torch factory or function (through names, methods,
-    indexing, arithmetic and the file's own functions; with `callers`, also a parameter that every call
-    site in the file passes such a value). Method names alone, parameter annotations and `.weight` are
-    not enough."""
-    if depth > MAX_DEPTH:
-        return False
-    ask = _built if callers else _built_here
-    if isinstance(expr, ast.Name):  # every binding that may reach `pos` must give a tensor
-        found = reaching(expr.id, ctx, pos)
-        return bool(found) and all(_built_binding(b, ctx, depth, callers) for b in found)
-    if isinstance(expr, ast.Call):
-        if summaries.returned(summaries.callee(expr, ctx, pos), ctx, None, ask, depth + 1):
-            return True  # a function of the file that returns one
-        q = ctx.qualname(expr.func)
-        inputs = numpy_tensor_inputs(expr, q)
-        if inputs:  # numpy.ceil(t) of a tensor is a tensor
-            return any(_built_tensor(a, ctx, pos, depth + 1, callers) for a in inputs)
-        if q:
-            op = api.function(q)
-            return (op is not None and op.gives_tensor) or q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
-        if isinstance(expr.func, ast.Attribute):
-            op = api.method(expr.func.attr)
-            if op is None or not op.gives_tensor:
-                return False  # x.storage_offset(), x.tolist(), arr.copy(): not a tensor
-            return _built_tensor(expr.func.value, ctx, pos, depth + 1, callers)
-        return False
-    if isinstance(expr, ast.Attribute) and expr.attr in ("data", "grad", "T", "mT"):
-        return _built_tensor(expr.value, ctx, pos, depth + 1, callers)
-    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
-        return self_attribute_kind(expr.attr, ctx) in (TENSOR, PARAM)  # the class builds it with torch
-    if isinstance(expr, ast.Subscript):
-        return _built_tensor(expr.value, ctx, pos, depth + 1, callers)
-    if isinstance(expr, ast.BinOp):
-        if isinstance(expr.op, ast.Mult) and any(isinstance(e, SEQUENCES) for e in (expr.left, expr.right)):
-            return False  # `[n] * t.sum()` repeats the list (a 0-d integer tensor is an index)
-        return (_built_tensor(expr.left, ctx, pos, depth + 1, callers)
-                or _built_tensor(expr.right, ctx, pos, depth + 1, callers))
-    if isinstance(expr, ast.UnaryOp):
-        return _built_tensor(expr.operand, ctx, pos, depth + 1, callers)
-    return False
-
-
-def _built_binding(b, ctx, depth, callers) -> bool:
-    ask = _built if callers else _built_here
-    if b.kind == Bind.ARG:
-        return callers and summaries.argument(b, ctx, ask, depth + 1, any_site=True) is True
-    if b.kind == Bind.IMPORT:  # a module-level tensor of a neighbouring module
-        return summaries.imported(b, ctx, ask, depth + 1) is True
-    if b.kind == Bind.UNPACK and isinstance(b.value, ast.Call):
-        return summaries.returned(summaries.callee(b.value, ctx, b.pos), ctx, b.index, ask, depth + 1) is True
-    if b.kind not in (Bind.ASSIGN, Bind.ANNASSIGN):
-        return False
-    if b.annotation is not None and annotation_kind(b.annotation, ctx) in (TENSOR, PARAM):
-        return True
-    return b.value is not None and _built_tensor(b.value, ctx, b.pos, depth + 1, callers)
-
-
-def _built(expr, ctx, pos, depth) -> bool:
-    return _built_tensor(expr, ctx, pos, depth)
-
-
-def _built_here(expr, ctx, pos, depth) -> bool:
-    return _built_tensor(expr, ctx, pos, depth, callers=False)
 
 
 def _detached_clone(arg, ctx) -> str:

@@ -1,0 +1,88 @@
+"""What code proves to be a tensor: the "proven by code" strength of the value model (evidence.py), for rules
+whose finding needs more than a name or an annotation (TEN204: `torch.tensor(t)` of a tensor).
+
+A value is proven a tensor when it comes from a torch factory or function, through names (every binding
+that may reach the read), methods that return tensors, indexing, arithmetic, the numpy functions that
+return a tensor for a tensor, the file's own functions and module-level tensors of neighbouring modules;
+`tensor` also counts a parameter that some call in the file or the package passes such a value (a
+caller's argument is the evidence: summaries.argument with any_site), `tensor_here` does not. Method
+names alone (`x.clone()`), parameter annotations and `.weight` are not proof. Answers are memoised per
+file, like the other questions of the model.
+"""
+from __future__ import annotations
+
+import ast
+
+from . import api, summaries
+from .evidence import (MAX_DEPTH, PARAM, TENSOR, memoised, annotation_kind, numpy_tensor_inputs, reaching,
+                       self_attribute_kind)
+from .facts import Bind
+
+SEQUENCES = (ast.List, ast.Tuple, ast.ListComp)  # literals that `*` repeats
+
+
+@memoised(unknown=False)
+def tensor(expr: ast.AST, ctx, pos=None, depth: int = 0) -> bool:
+    """Proven a tensor at `pos`, a caller's argument included."""
+    return _tensor(expr, ctx, pos, depth)
+
+
+@memoised(unknown=False)
+def tensor_here(expr: ast.AST, ctx, pos=None, depth: int = 0) -> bool:
+    """Proven a tensor at `pos` by the code of the file and its imports alone (no caller's argument)."""
+    return _tensor(expr, ctx, pos, depth, callers=False)
+
+
+def _tensor(expr, ctx, pos, depth, callers=True) -> bool:
+    """Proven a tensor (module docstring); with `callers`, a parameter that some call passes one is too."""
+    if depth > MAX_DEPTH:
+        return False
+    ask = tensor if callers else tensor_here
+    if isinstance(expr, ast.Name):  # every binding that may reach `pos` must give a tensor
+        found = reaching(expr.id, ctx, pos)
+        return bool(found) and all(_binding(b, ctx, depth, callers) for b in found)
+    if isinstance(expr, ast.Call):
+        if summaries.returned(summaries.callee(expr, ctx, pos), ctx, None, ask, depth + 1):
+            return True  # a function of the file that returns one
+        q = ctx.qualname(expr.func)
+        inputs = numpy_tensor_inputs(expr, q)
+        if inputs:  # numpy.ceil(t) of a tensor is a tensor
+            return any(_tensor(a, ctx, pos, depth + 1, callers) for a in inputs)
+        if q:
+            op = api.function(q)
+            return (op is not None and op.gives_tensor) or q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+        if isinstance(expr.func, ast.Attribute):
+            op = api.method(expr.func.attr)
+            if op is None or not op.gives_tensor:
+                return False  # x.storage_offset(), x.tolist(), arr.copy(): not a tensor
+            return _tensor(expr.func.value, ctx, pos, depth + 1, callers)
+        return False
+    if isinstance(expr, ast.Attribute) and expr.attr in ("data", "grad", "T", "mT"):
+        return _tensor(expr.value, ctx, pos, depth + 1, callers)
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        return self_attribute_kind(expr.attr, ctx) in (TENSOR, PARAM)  # the class builds it with torch
+    if isinstance(expr, ast.Subscript):
+        return _tensor(expr.value, ctx, pos, depth + 1, callers)
+    if isinstance(expr, ast.BinOp):
+        if isinstance(expr.op, ast.Mult) and any(isinstance(e, SEQUENCES) for e in (expr.left, expr.right)):
+            return False  # `[n] * t.sum()` repeats the list (a 0-d integer tensor is an index)
+        return (_tensor(expr.left, ctx, pos, depth + 1, callers)
+                or _tensor(expr.right, ctx, pos, depth + 1, callers))
+    if isinstance(expr, ast.UnaryOp):
+        return _tensor(expr.operand, ctx, pos, depth + 1, callers)
+    return False
+
+
+def _binding(b, ctx, depth, callers) -> bool:
+    ask = tensor if callers else tensor_here
+    if b.kind == Bind.ARG:
+        return callers and summaries.argument(b, ctx, ask, depth + 1, any_site=True) is True
+    if b.kind == Bind.IMPORT:  # a module-level tensor of a neighbouring module
+        return summaries.imported(b, ctx, ask, depth + 1) is True
+    if b.kind == Bind.UNPACK and isinstance(b.value, ast.Call):
+        return summaries.returned(summaries.callee(b.value, ctx, b.pos), ctx, b.index, ask, depth + 1) is True
+    if b.kind not in (Bind.ASSIGN, Bind.ANNASSIGN):
+        return False
+    if b.annotation is not None and annotation_kind(b.annotation, ctx) in (TENSOR, PARAM):
+        return True
+    return b.value is not None and _tensor(b.value, ctx, b.pos, depth + 1, callers)

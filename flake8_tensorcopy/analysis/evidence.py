@@ -339,7 +339,7 @@ def self_attribute_kind(attr: str, ctx: "Context") -> Optional[Kind]:
     memo = ctx.facts.memo
     if key not in memo:
         memo[key] = None  # a cycle (self.a = self.b, self.b = self.a) stays unknown
-        values = self_assignments(cls, ctx).get(attr, ())
+        values = summaries.self_assignments(cls, ctx).get(attr, ())
         own = [v for v in values if not _reads_self_attribute(v, attr)]
         kinds = {_free_kind(v, ctx) for v in own}
         held = kinds.pop() if len(kinds) == 1 else None
@@ -353,22 +353,6 @@ def self_attribute_kind(attr: str, ctx: "Context") -> Optional[Kind]:
 def _reads_self_attribute(value: ast.AST, attr: str) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.value, ast.Name)
                and n.value.id == "self" for n in walk(value))
-
-
-def self_assignments(cls: ast.ClassDef, ctx: "Context") -> dict[str, list]:
-    key = ("self-assignments", id(cls))
-    if key not in ctx.facts.memo:
-        found: dict[str, list] = {}
-        for n in walk(cls):
-            if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
-                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
-                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                        found.setdefault(t.attr, []).append(n.value)
-            elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer"
-                  and len(n.args) >= 2 and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)):
-                found.setdefault(n.args[0].value, []).append(n.args[1])
-        ctx.facts.memo[key] = found
-    return ctx.facts.memo[key]
 
 
 def _free_kind(value: ast.AST, ctx: "Context") -> Optional[Kind]:
@@ -411,7 +395,7 @@ def _self_attributes(ctx: "Context") -> frozenset:
         return frozenset()
     key = ("self-attributes", id(cls))
     if key not in ctx.facts.memo:
-        found = set(self_assignments(cls, ctx))
+        found = set(summaries.self_assignments(cls, ctx))
         for n in walk(cls):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in REGISTERS:
                 found.update(k.arg for k in n.keywords if k.arg)

@@ -661,6 +661,29 @@ def _end(node: ast.AST) -> Pos:
 pos_of, end_of = _pos, _end
 
 
+def self_attribute(node: ast.AST, subscripts: bool = False) -> Optional[str]:
+    """`attr` of `self.attr` (and of `self.attr[key]...` with `subscripts`), else None."""
+    while subscripts and isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+def assigned(stmt: ast.AST) -> list[tuple[ast.expr, ast.expr]]:
+    """(target, value) of an assignment, element by element for `self.a, self.b = x, y`; an element of a
+    tuple target whose value is not seen (`self.h, self.c = self.rnn(x)`) gets the whole value."""
+    found = []
+    for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+        if isinstance(target, (ast.Tuple, ast.List)):
+            value = stmt.value
+            same = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+            found += [(t, value.elts[i] if same else value) for i, t in enumerate(target.elts)]
+        else:
+            found.append((target, stmt.value))
+    return found
+
+
 def within(stmts: list, pos: Pos) -> bool:
     """`pos` lies in the statements `stmts` (a non-empty body)."""
     return _pos(stmts[0]) <= pos <= _end(stmts[-1])

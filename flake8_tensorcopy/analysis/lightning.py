@@ -11,7 +11,7 @@ import ast
 from typing import Optional
 
 from . import losses, project
-from .facts import Bind, FileFacts, walk
+from .facts import Bind, FileFacts, assigned, self_attribute, walk
 
 ROOTS = frozenset({"pytorch_lightning", "lightning"})
 TRAINING_STEP = "training_step"
@@ -75,7 +75,7 @@ def list_attribute(classes: Lineage, attr: str) -> bool:
     """`self.attr` is a list: the classes of the lineage set it, and only to lists (`[]`, `list()`, a list
     comprehension) or None."""
     values = [value for cls, _ in classes for n in walk(cls) if isinstance(n, (ast.Assign, ast.AnnAssign))
-              and n.value is not None for target, value in _pairs(n) if _self_attr(target, attr)]
+              and n.value is not None for target, value in assigned(n) if self_attribute(target) == attr]
     lists = [v for v in values if isinstance(v, (ast.List, ast.ListComp)) or (
         isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "list")]
     return bool(lists) and all(v in lists or isinstance(v, ast.Constant) and v.value is None for v in values)
@@ -84,25 +84,6 @@ def list_attribute(classes: Lineage, attr: str) -> bool:
 def backpropagated(classes: Lineage) -> frozenset:
     """Names and attribute paths that reach a backward pass in some method of the lineage."""
     return frozenset().union(*(losses.backpropagated_in(facts, cls) for cls, facts in classes))
-
-
-def _pairs(node) -> list:
-    """(target, value) of an assignment, element by element for `self.a, self.b = [], []`; a target whose
-    value is not seen (`self.a, self.b = make()`) gets the whole value."""
-    found = []
-    for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
-        if isinstance(target, (ast.Tuple, ast.List)):
-            value = node.value
-            same = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
-            found += [(t, value.elts[i] if same else value) for i, t in enumerate(target.elts)]
-        else:
-            found.append((target, node.value))
-    return found
-
-
-def _self_attr(target, attr: str) -> bool:
-    return (isinstance(target, ast.Attribute) and target.attr == attr and isinstance(target.value, ast.Name)
-            and target.value.id == "self")
 
 
 def _name_of(node) -> Optional[str]:

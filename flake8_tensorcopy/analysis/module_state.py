@@ -15,7 +15,7 @@ import ast
 from typing import Iterator, Optional
 
 from . import api, evidence, summaries
-from .facts import DEFS, dotted, end_of, pos_of, walk
+from .facts import DEFS, assigned, dotted, end_of, pos_of, self_attribute, walk
 
 COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith) + tuple(
     t for t in (getattr(ast, "TryStar", None), getattr(ast, "Match", None)) if t is not None)
@@ -57,21 +57,11 @@ def _stores(fn, frame, ctx) -> Iterator[tuple[ast.stmt, str]]:
     for stmt, grad_off in _statements(fn.body, frame.grad_disabled, ctx):
         if grad_off or not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
             continue
-        for target, value in _pairs(stmt):
-            attr = _self_attr(target, subscripts=True)
+        for target, value in assigned(stmt):
+            attr = self_attribute(target, subscripts=True)
             if attr is not None and not frame.scope.grad_off_at(pos_of(stmt)) and evidence.attached(
                     value, summaries.at(ctx, frame, stmt)):
                 yield stmt, attr
-
-
-def _pairs(stmt) -> Iterator[tuple[ast.expr, ast.expr]]:
-    """(target, value) of an assignment, element by element for `self.a, self.b = x, y`."""
-    for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
-        value = stmt.value
-        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
-            yield from zip(target.elts, value.elts)
-        else:
-            yield target, value
 
 
 def _left_by_runs(cls, hook, attr: str, registrars: tuple, ctx) -> bool:
@@ -97,13 +87,13 @@ def _runs(fn, cls, registrars: tuple, frame, ctx) -> Iterator[tuple[int, int]]:
     where `fn` registers it (`self._register_hook()`)."""
     names = {r.name for r in registrars}
     registers = [pos_of(n) for n in walk(fn) if isinstance(n, ast.Call)
-                 and (_self_attr(n.func) in names or (fn in registrars and _registers(n)))]
+                 and (self_attribute(n.func) in names or (fn in registrars and _registers(n)))]
     always = "__init__" in names or not registers
     for stmt, grad_off in _statements(fn.body, frame.grad_disabled, ctx):
         if grad_off or frame.scope.grad_off_at(pos_of(stmt)):
             continue
         for n in _own_nodes(stmt):
-            attr = _self_attr(n.func) if isinstance(n, ast.Call) else None
+            attr = self_attribute(n.func) if isinstance(n, ast.Call) else None
             if attr is not None and summaries.method(cls, attr) is None and (
                     always or any(frame.scope.reaches(r, pos_of(stmt)) for r in registers)):
                 yield pos_of(stmt)
@@ -126,16 +116,16 @@ def _clears_here(stmt, attr: str, cls, ctx, follow: bool = True) -> bool:
     """`stmt` clears `self.attr`: `del self.attr`, `self.attr = None` (a value with no graph), `self.attr.clear()`,
     or (with `follow`) `self.reset()` whose body does one of those at its top level."""
     if isinstance(stmt, ast.Delete):
-        return any(_self_attr(t, subscripts=True) == attr for t in stmt.targets)
+        return any(self_attribute(t, subscripts=True) == attr for t in stmt.targets)
     if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        return any(_self_attr(t) == attr for t in targets) and _no_graph(stmt.value, ctx)
+        return any(self_attribute(t) == attr for t in targets) and _no_graph(stmt.value, ctx)
     call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
     if call is None or not isinstance(call.func, ast.Attribute):
         return False
-    if call.func.attr in EMPTYING and _self_attr(call.func.value) == attr:
+    if call.func.attr in EMPTYING and self_attribute(call.func.value) == attr:
         return True  # self.hidden.clear()
-    other = summaries.method(cls, call.func.attr) if follow and _self_attr(call.func) else None
+    other = summaries.method(cls, call.func.attr) if follow and self_attribute(call.func) else None
     return other is not None and any(_clears_here(s, attr, cls, ctx, follow=False) for s in other.body)
 
 
@@ -185,15 +175,6 @@ def _own_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:
         return
     if not isinstance(stmt, DEFS + (ast.ClassDef,)):
         yield from walk(stmt)
-
-
-def _self_attr(node, subscripts: bool = False) -> Optional[str]:
-    """`attr` of `self.attr` (and of `self.attr[key]...` with `subscripts`)."""
-    while subscripts and isinstance(node, ast.Subscript):
-        node = node.value
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return node.attr
-    return None
 
 
 def fresh(expr, ctx) -> bool:

@@ -28,21 +28,20 @@ DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 STDIN_NAMES = ("-", "stdin", "<stdin>")  # source with no place on disk: nothing beside it to read
 _parsed: dict[tuple, Optional[FileFacts]] = {}  # (path, size, mtime) -> its facts
 _listed: dict[str, tuple] = {}  # package root -> ((folder, mtime) ..., its modules)
-_read: dict[tuple, bytes] = {}  # (path, size, mtime) -> the module's bytes, for the search for callers
+_read: dict[tuple, Optional[bytes]] = {}  # (path, size, mtime) -> the module's bytes
 _homes: dict[int, FileFacts] = {}  # id of a def found in a neighbour -> that neighbour's facts
 
 
 def imported_def(facts: FileFacts, node: ast.ImportFrom, name: str) -> Optional[ast.AST]:
     """The plain def that `name`, bound by `from ... import` `node` in the file of `facts`, stands for."""
-    alias = _alias(node, name)
-    return _def_in(_module_facts(facts, node.module, node.level), alias.name) if alias else None
+    found = imported_binding(facts, node, name, None)
+    return found[1].node if found and found[1].kind == Bind.OTHER and isinstance(found[1].node, DEFS) else None
 
 
 def imported_value(facts: FileFacts, node: ast.ImportFrom, name: str) -> Optional[tuple[FileFacts, Binding]]:
     """The module-level `NAME = value` that `name`, bound by `from ... import` `node`, stands for, with the facts
     of its home module: NAME is bound there once, by that plain assignment, and no def declares it global."""
-    alias = _alias(node, name)
-    found = _bound_in(_module_facts(facts, node.module, node.level), alias.name) if alias else None
+    found = imported_binding(facts, node, name, None)
     if found is None:
         return None
     home, b = found
@@ -53,8 +52,7 @@ def imported_value(facts: FileFacts, node: ast.ImportFrom, name: str) -> Optiona
 
 def imported_class(facts: FileFacts, node: ast.ImportFrom, name: str) -> Optional[tuple[ast.ClassDef, FileFacts]]:
     """The class that `name`, bound by `from ... import` `node`, stands for, with the facts of its module."""
-    alias = _alias(node, name)
-    found = _bound_in(_module_facts(facts, node.module, node.level), alias.name) if alias else None
+    found = imported_binding(facts, node, name, None)
     if found is None or found[1].kind != Bind.OTHER or not isinstance(found[1].node, ast.ClassDef):
         return None
     return found[1].node, found[0]
@@ -151,7 +149,8 @@ def _mtime(folder: str) -> Optional[int]:
 
 
 def _bytes_of(file: str) -> Optional[bytes]:
-    """The bytes of a module (read again when it changed), None when it cannot be read or is too large."""
+    """The bytes of a module, read once per version of it (the search for callers and the parse share
+    them); None when it cannot be read or is too large."""
     key = _version(file)
     if key is None:
         return None
@@ -160,8 +159,8 @@ def _bytes_of(file: str) -> Optional[bytes]:
             with open(file, "rb") as fh:
                 data = fh.read(LIMIT + 1)
         except OSError:
-            data = b""
-        _read[key] = data if len(data) <= LIMIT else b""
+            data = None
+        _read[key] = data if data is not None and len(data) <= LIMIT else None
     return _read[key]
 
 
@@ -265,9 +264,10 @@ def _facts_of(file: str) -> Optional[FileFacts]:
 
 
 def _parse(file: str) -> Optional[FileFacts]:
+    data = _bytes_of(file)
+    if data is None:
+        return None
     try:
-        with open(file, "rb") as fh:
-            data = fh.read(LIMIT + 1)
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         source = data.decode(encoding)
         tree = ast.parse(source, file)

@@ -33,15 +33,13 @@ def callee(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
     of a neighbouring module that `from ... import name` or `module.name` names (analysis/project.py)."""
     func = call.func
     if isinstance(func, ast.Name):
-        scope = ctx.frame.scope
-        found = scope.reaching(func.id, pos) or [scope.binding_before(func.id, pos)]
-        if len(found) != 1 or found[0] is None:
+        b = _sole_binding(ctx, func.id, pos)
+        if b is None:
             return None
-        node = found[0].node
-        if found[0].kind == Bind.OTHER and isinstance(node, DEFS + (ast.ClassDef,)):
-            return node
-        if found[0].kind == Bind.IMPORT and isinstance(node, ast.ImportFrom):
-            return project.imported_def(ctx.facts, node, func.id)
+        if b.kind == Bind.OTHER and isinstance(b.node, DEFS + (ast.ClassDef,)):
+            return b.node
+        if b.kind == Bind.IMPORT and isinstance(b.node, ast.ImportFrom):
+            return project.imported_def(ctx.facts, b.node, func.id)
         return None
     if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
             and ctx.frame.cls is not None):
@@ -53,22 +51,57 @@ def callee(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
     return None
 
 
+def _sole_binding(ctx, name: str, pos):
+    """The one binding of `name` that reaches `pos` (here or in an enclosing scope), or None."""
+    scope = ctx.frame.scope
+    found = scope.reaching(name, pos) or [scope.binding_before(name, pos)]
+    return found[0] if len(found) == 1 else None
+
+
 def held_call(call: ast.Call, ctx, pos, depth: int = 0) -> Optional[ast.AST]:
-    """The `__call__` def that `self.loss_fn(...)` runs when the class sets `self.loss_fn` once, to an
-    instance of a class (`DualLoss(cfg)`) or to what a factory def returns (`create_loss(cfg)` whose
-    return is such an instance), in this file or a neighbouring module."""
+    """The `__call__` def that `self.loss_fn(...)` runs when the class sets `self.loss_fn` to an instance of
+    one class (`DualLoss(cfg)`, or what a factory def returns: `create_loss(cfg)`), in this file or a
+    neighbouring module."""
     func = call.func
     cls = ctx.frame.cls
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
             and cls is not None and method(cls, func.attr) is None):
         return None
-    key = ("held-call", id(cls), func.attr)
+    made = attribute_class(func.attr, ctx, pos, depth)
+    return method(made, "__call__") if made is not None else None
+
+
+def attribute_class(attr: str, ctx, pos, depth: int = 0) -> Optional[ast.ClassDef]:
+    """The class `self.attr` holds an instance of: every value the enclosing class gives it but None is an
+    instance of that one class."""
+    cls = ctx.frame.cls
+    if cls is None:
+        return None
+    key = ("attribute-class", id(cls), attr)
     if key not in ctx.facts.memo:
-        values = [n.value for n in walk(cls) if isinstance(n, ast.Assign) and len(n.targets) == 1
-                  and isinstance(n.targets[0], ast.Attribute) and n.targets[0].attr == func.attr
-                  and isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id == "self"]
-        made = instance_class(values[0], ctx, pos, depth) if len(values) == 1 else None
-        ctx.facts.memo[key] = method(made, "__call__") if isinstance(made, ast.ClassDef) else None
+        values = [v for v in self_assignments(cls, ctx).get(attr, ())
+                  if not (isinstance(v, ast.Constant) and v.value is None)]
+        found = {instance_class(v, ctx, pos, depth) for v in values}
+        made = found.pop() if len(found) == 1 else None
+        ctx.facts.memo[key] = made if isinstance(made, ast.ClassDef) else None
+    return ctx.facts.memo[key]
+
+
+def self_assignments(cls: ast.ClassDef, ctx) -> dict[str, list]:
+    """What each attribute of the class holds: the values of every `self.attr = value` in its body (its
+    methods too) and of `self.register_buffer("attr", value)`."""
+    key = ("self-assignments", id(cls))
+    if key not in ctx.facts.memo:
+        found: dict[str, list] = {}
+        for n in walk(cls):
+            if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        found.setdefault(t.attr, []).append(n.value)
+            elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer"
+                  and len(n.args) >= 2 and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)):
+                found.setdefault(n.args[0].value, []).append(n.args[1])
+        ctx.facts.memo[key] = found
     return ctx.facts.memo[key]
 
 
@@ -170,9 +203,9 @@ def in_home(fn: ast.AST, ctx):
     return ctx if home is None or home is ctx.facts else _moved(ctx, home, fn)
 
 
-def _moved(ctx, home, node: ast.AST):
-    """`ctx` at `node` of another module's file `home`."""
-    ctx = at(ctx, home.module_frame, node)
+def _moved(ctx, home, node: ast.AST, frame=None):
+    """`ctx` at `node` of another module's file `home` (in `frame`, by default its module's)."""
+    ctx = at(ctx, frame or home.module_frame, node)
     ctx.facts = home
     return ctx
 
@@ -327,12 +360,11 @@ def _foreign_sites(target, fn, param: str, ctx):
     others = project.mentioning(ctx.facts, target.name)  # none for a file with no place on disk
     path = os.path.abspath(ctx.facts.path) if others else None
     for other in others:
-        for call, owner in _calls_named(other, target.name):
+        for call, owner in _uses(other, target.name, modules=True)[0]:
             frame = other.module_frame if owner is None else other.function_frame(owner)
             if frame is None:
                 continue
-            inner = at(ctx, frame, call)
-            inner.facts = other
+            inner = _moved(ctx, other, call, frame)
             if _imports_target(call, inner, target, path):
                 yield passed(fn, param, call, bound=target is not fn), call, inner
 
@@ -346,28 +378,12 @@ def _imports_target(call: ast.Call, inner, target, path: str) -> bool:
         name, attr = func.value.id, func.attr
     else:
         return False
-    scope = inner.frame.scope
-    found = scope.reaching(name, inner.pos) or [scope.binding_before(name, inner.pos)]
-    if len(found) != 1 or found[0] is None or found[0].kind != Bind.IMPORT:
+    b = _sole_binding(inner, name, inner.pos)
+    if b is None or b.kind != Bind.IMPORT:
         return False
-    got = project.imported_binding(inner.facts, found[0].node, name, attr)
+    got = project.imported_binding(inner.facts, b.node, name, attr)
     return (got is not None and got[0].path == path and got[1].node is not None
             and getattr(got[1].node, "name", None) == target.name and got[1].node.lineno == target.lineno)
-
-
-def _calls_named(facts, name: str) -> list:
-    """(call, enclosing def or None) for each `name(...)` and `module.name(...)` in the file."""
-    key = ("calls-named", name)
-    if key not in facts.memo:
-        found, stack = [], statements_mentioning(facts, name)
-        while stack:
-            node, owner = stack.pop()
-            if isinstance(node, ast.Call) and _called_name(node.func, modules=True) == name:
-                found.append((node, owner))
-            inner = node if isinstance(node, DEFS) else owner
-            stack.extend((c, inner) for c in children(node))
-        facts.memo[key] = found
-    return facts.memo[key]
 
 
 def call_sites(fn: ast.AST, ctx, escaped: bool = False) -> list:
@@ -391,17 +407,18 @@ def call_sites(fn: ast.AST, ctx, escaped: bool = False) -> list:
     return facts.memo[key]
 
 
-def _uses(facts, name: str) -> tuple[list, bool]:
+def _uses(facts, name: str, modules: bool = False) -> tuple[list, bool]:
     """The calls of `name` (`name(...)`, `self.name(...)`, `cls.name(...)`) with the def each sits in, and
     whether the name is used other than by calling it (passed on, stored, decorated: callers the file
-    does not show). Only the statements whose lines mention the name are walked."""
-    key = ("name-uses", name)
+    does not show). With `modules`, `module.name(...)` calls count too. Only the statements whose lines
+    mention the name are walked."""
+    key = ("name-uses", name, modules)
     if key not in facts.memo:
         calls, used = [], False
         stack = statements_mentioning(facts, name)
         while stack:
             node, owner = stack.pop()
-            called = _called_name(node.func) if isinstance(node, ast.Call) else None
+            called = _called_name(node.func, modules) if isinstance(node, ast.Call) else None
             if called is not None:
                 if called == name:
                     calls.append((node, owner))

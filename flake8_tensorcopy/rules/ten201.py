@@ -105,8 +105,8 @@ from __future__ import annotations
 import ast
 
 from ..analysis import api, module_state, summaries
-from ..analysis.evidence import LIKELY_TENSOR, TENSOR, self_assignments
-from ..analysis.facts import Bind
+from ..analysis.evidence import LIKELY_TENSOR, TENSOR
+from ..analysis.facts import Bind, self_attribute
 from ..model import FixSafety
 from .edits import detached_clone
 
@@ -169,15 +169,8 @@ def _instance_of(arg, ctx):
     enclosing class sets only to `Cls(...)` (and None)."""
     if isinstance(arg, ast.Name):
         return summaries.instance_class(arg, ctx, ctx.pos)
-    cls = ctx.frame.cls
-    if cls is None or not (isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name)
-                           and arg.value.id == "self"):
-        return None
-    values = [v for v in self_assignments(cls, ctx).get(arg.attr, ())
-              if not (isinstance(v, ast.Constant) and v.value is None)]
-    found = {summaries.instance_class(v, ctx, ctx.pos) for v in values}
-    made = found.pop() if len(found) == 1 else None
-    return made if isinstance(made, ast.ClassDef) else None
+    attr = self_attribute(arg)
+    return summaries.attribute_class(attr, ctx, ctx.pos) if attr is not None else None
 
 
 def _is_view(expr) -> bool:

@@ -103,7 +103,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis import api, builtins_api, evidence, lightning, names, project, summaries
-from ..analysis.facts import Bind, dotted, pos_of, walk
+from ..analysis.facts import Bind, dotted, pos_of, self_attribute, walk
 from ..analysis.losses import (GRAD_CALLS, backpropagated_elements, fixed_entry, keys_in, loss_dict, loss_keys,
                                summed_dicts)
 from ..model import Fix, FixSafety, Trigger
@@ -139,7 +139,7 @@ def check(node, ctx):
     key = _root_key(acc)
     if key is None or not values:
         return
-    if step is not None and isinstance(node, ast.Expr) and _self_attribute(acc):
+    if step is not None and isinstance(node, ast.Expr) and self_attribute(acc) is not None:
         yield from _kept_across_steps(node, acc, values[0], step, ctx)
         return
     if not ctx.frame.loops:
@@ -184,10 +184,6 @@ def _kept_across_steps(node, acc, value, step, ctx):
     else:  # a dict holding the loss: which of its entries are tensors is not known here
         fix, use = None, f"a copy of '{shown}' with its tensors detached (no graph)"
     yield ctx.finding(node, fix, value=shown, acc=key, use=use, loop="trainer's steps")
-
-
-def _self_attribute(acc) -> bool:
-    return isinstance(acc, ast.Attribute) and isinstance(acc.value, ast.Name) and acc.value.id == "self"
 
 
 def _returned_loss(value, step, ctx) -> bool:

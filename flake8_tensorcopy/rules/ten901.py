@@ -63,7 +63,7 @@ import ast
 
 from ..analysis import api, names
 from ..analysis.evidence import _is_module_class
-from ..analysis.facts import Bind, dotted, walk
+from ..analysis.facts import Bind, dotted, self_attribute, walk
 from ..model import Fix, FixSafety
 from .edits import as_receiver
 
@@ -96,8 +96,8 @@ def check(node, ctx):
         return
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     methods = ctx.facts.index(_class_methods, ctx.frame.cls) if ctx.frame.cls is not None else frozenset()
-    stored = [(t, v) for t in targets for t, v in _pairs(t, node.value) if _on_self(t)
-              and not _read_later(t, func, node, ctx)]
+    stored = [(t, v) for t in targets for t, v in _pairs(t, node.value)
+              if self_attribute(t, subscripts=True) is not None and not _read_later(t, func, node, ctx)]
     attached = [(t, v) for t, v in stored if _from_graph(v, ctx, hook, methods, 0)]
     if not attached:
         return
@@ -138,12 +138,6 @@ def _last_reads(facts, func) -> dict:
             if key is not None:
                 found[key] = max(found.get(key, (0, 0)), (n.lineno, n.col_offset))
     return found
-
-
-def _on_self(target) -> bool:
-    while isinstance(target, ast.Subscript):
-        target = target.value
-    return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
 
 
 def _class_methods(facts, cls) -> frozenset:

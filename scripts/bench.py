@@ -30,9 +30,9 @@ import corpus as corpus_mod  # noqa: E402
 from corpus import python_files, read_source  # noqa: E402
 
 from flake8_tensorcopy import __version__  # noqa: E402
-from flake8_tensorcopy.context import Context  # noqa: E402
-from flake8_tensorcopy import engine  # noqa: E402
-from flake8_tensorcopy.engine import AnalysisError, analyse, could_fire  # noqa: E402
+from flake8_tensorcopy.rules.context import Context  # noqa: E402
+from flake8_tensorcopy.engine import core as engine  # noqa: E402
+from flake8_tensorcopy.engine.core import AnalysisError, analyse, could_fire  # noqa: E402
 from flake8_tensorcopy.analysis.facts import FileFacts  # noqa: E402
 from flake8_tensorcopy.rules import RULES  # noqa: E402
 

@@ -33,7 +33,7 @@ import corpus as corpus_mod  # noqa: E402
 from corpus import python_files, read_source  # noqa: E402
 
 from flake8_tensorcopy import __version__  # noqa: E402
-from flake8_tensorcopy.engine import AnalysisError, analyse, suppressed  # noqa: E402
+from flake8_tensorcopy.engine.core import AnalysisError, analyse, suppressed  # noqa: E402
 from flake8_tensorcopy.rules import BY_CODE, RULES  # noqa: E402
 
 TRIAGE = ROOT / "ecosystem" / "triage.toml"

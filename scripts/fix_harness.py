@@ -38,12 +38,12 @@ import corpus as corpus_mod  # noqa: E402
 import recall  # noqa: E402
 from pyflakes import checker as pyflakes_checker  # noqa: E402
 
-from flake8_tensorcopy import fileio  # noqa: E402
-from flake8_tensorcopy.engine import AnalysisError, parse  # noqa: E402
-from flake8_tensorcopy.fixer import FixError, fix_source, reported  # noqa: E402
-from flake8_tensorcopy.not_tensor import new_receivers, suspect_calls  # noqa: E402
-from flake8_tensorcopy.notebook import NotebookError, read_notebook  # noqa: E402
-from flake8_tensorcopy.pool import parallel_map  # noqa: E402
+from flake8_tensorcopy.sources import fileio  # noqa: E402
+from flake8_tensorcopy.engine.core import AnalysisError, parse  # noqa: E402
+from flake8_tensorcopy.fix.fixer import FixError, fix_source, reported  # noqa: E402
+from flake8_tensorcopy.fix.not_tensor import new_receivers, suspect_calls  # noqa: E402
+from flake8_tensorcopy.sources.notebook import NotebookError, read_notebook  # noqa: E402
+from flake8_tensorcopy.cli.pool import parallel_map  # noqa: E402
 from flake8_tensorcopy.rules import RULES  # noqa: E402
 
 REPORT = ROOT / "docs" / "fix-harness.md"

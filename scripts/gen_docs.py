@@ -7,7 +7,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's rules, not an installed copy's
 
-from flake8_tensorcopy.docs import TABLE_BEGIN, TABLE_END, rule_page, rule_table  # noqa: E402
+from flake8_tensorcopy.rules.docs import TABLE_BEGIN, TABLE_END, rule_page, rule_table  # noqa: E402
 from flake8_tensorcopy.rules import RULES  # noqa: E402
 
 

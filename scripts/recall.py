@@ -37,9 +37,9 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import corpus as corpus_mod  # noqa: E402
 
-from flake8_tensorcopy import fileio  # noqa: E402
-from flake8_tensorcopy.engine import AnalysisError, analyse, suppressed  # noqa: E402
-from flake8_tensorcopy.notebook import NotebookError, read_notebook  # noqa: E402
+from flake8_tensorcopy.sources import fileio  # noqa: E402
+from flake8_tensorcopy.engine.core import AnalysisError, analyse, suppressed  # noqa: E402
+from flake8_tensorcopy.sources.notebook import NotebookError, read_notebook  # noqa: E402
 from flake8_tensorcopy.rules import RULES  # noqa: E402
 
 LABELS = ROOT / "ecosystem" / "recall.toml"

@@ -71,7 +71,7 @@ def run_one(how: str, what: str, n: int) -> float:
     else:
         text = getattr(sc, what)(n)
     if how.startswith("rule:"):
-        from flake8_tensorcopy import engine
+        from flake8_tensorcopy.engine import core as engine
 
         started = time.process_time()
         engine.analyse(text, "t.py", [BY_CODE[how[5:]]])
@@ -83,13 +83,13 @@ def run_one(how: str, what: str, n: int) -> float:
             list(trigger.finditer(text))
         return time.process_time() - started
     if how == "plugin":
-        from flake8_tensorcopy.plugin import Plugin
+        from flake8_tensorcopy.adapters.flake8_plugin import Plugin
 
         tree, lines = ast.parse(text), text.splitlines(keepends=True)
         started = time.process_time()
         list(Plugin(tree, lines, "t.py").run())
         return time.process_time() - started
-    from flake8_tensorcopy import cli
+    from flake8_tensorcopy.cli import main as cli
 
     folder = tempfile.mkdtemp()
     path = os.path.join(folder, "t.ipynb" if how == "fix-notebook" else "t.py")  # fix writes it

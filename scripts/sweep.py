@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from corpus import read_source  # noqa: E402
 from flake8_tensorcopy import __version__  # noqa: E402
-from flake8_tensorcopy.engine import AnalysisError, analyse, partial_tree  # noqa: E402
+from flake8_tensorcopy.engine.core import AnalysisError, analyse, partial_tree  # noqa: E402
 from flake8_tensorcopy.rules import RULES  # noqa: E402
 
 FORCED = [dataclasses.replace(r, trigger=re.compile("")) for r in RULES]

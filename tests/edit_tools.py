@@ -1,7 +1,7 @@
 """Applying a finding's fix edits to source text, the way the fixer will (used by rule tests)."""
 from __future__ import annotations
 
-from flake8_tensorcopy.engine import analyse
+from flake8_tensorcopy.engine.core import analyse
 
 
 def apply_edits(source: str, edits) -> str:

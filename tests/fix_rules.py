@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from flake8_tensorcopy.model import FixSafety, RuleSpec
+from flake8_tensorcopy.rules.model import FixSafety, RuleSpec
 
 
 def _spec(code, check, trigger, safety):

@@ -1,7 +1,7 @@
 """A small TEN201 program and a way to run `flake8-tensorcopy fix` in-process."""
 from __future__ import annotations
 
-from flake8_tensorcopy.cli import main
+from flake8_tensorcopy.cli.main import main
 
 BAD = '''\
 import copy

@@ -43,7 +43,7 @@ def cases(module) -> dict:
 def by_hand(code: str) -> set[str]:
     """The top-level defs and classes of bad.py that hold a finding of `code` with no fix (TEN204 on a value
     that may be a tensor or a float): the fixer leaves them as they are; fixed.py shows them rewritten by hand."""
-    from flake8_tensorcopy.engine import analyse
+    from flake8_tensorcopy.engine.core import analyse
     from flake8_tensorcopy.rules import BY_CODE
 
     path = fixture_path(code, "bad")

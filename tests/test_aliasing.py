@@ -9,8 +9,8 @@ import pytest
 
 from flake8_tensorcopy.analysis.aliasing import alias_writes, returned_alias
 from flake8_tensorcopy.analysis.facts import FileFacts
-from flake8_tensorcopy.context import Context
-from flake8_tensorcopy.engine import analyse
+from flake8_tensorcopy.rules.context import Context
+from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.rules import BY_CODE
 
 

@@ -6,8 +6,8 @@ import os
 import pytest
 
 from cli_tools import DEEPCOPY, reported, run_cli
-from flake8_tensorcopy.discovery import default_excludes, discover
-from flake8_tensorcopy.gitignore import compile_patterns, excluded
+from flake8_tensorcopy.config.discovery import default_excludes, discover
+from flake8_tensorcopy.config.gitignore import compile_patterns, excluded
 
 
 @pytest.mark.parametrize("pattern, path, is_dir, expected", [

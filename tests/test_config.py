@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from cli_tools import BAD, DEEPCOPY, ROOT, reported, run_cli
-from flake8_tensorcopy.config import ConfigError, load_config
-from flake8_tensorcopy.engine import analyse
+from flake8_tensorcopy.config.pyproject import ConfigError, load_config
+from flake8_tensorcopy.engine.core import analyse
 
 DECLARED = ("import copy\nfrom mylib import make_batch\n\n\n"
             "def f():\n    b = make_batch()\n    return copy.copy(b)\n")

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from flake8_tensorcopy.docs import code_blocks, runnable
-from flake8_tensorcopy.engine import analyse, select_rules
+from flake8_tensorcopy.rules.docs import code_blocks, runnable
+from flake8_tensorcopy.engine.core import analyse, select_rules
 from flake8_tensorcopy.rules import RULES
 
 ROOT = Path(__file__).resolve().parent.parent

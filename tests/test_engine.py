@@ -8,9 +8,9 @@ import pytest
 
 from fixture_tools import FIXTURES
 from flake8_tensorcopy.analysis.facts import children, walk
-from flake8_tensorcopy.engine import analyse, match_lines, partial_tree
-from flake8_tensorcopy.model import Trigger
-from flake8_tensorcopy.partial import parse_partial
+from flake8_tensorcopy.engine.core import analyse, match_lines, partial_tree
+from flake8_tensorcopy.rules.model import Trigger
+from flake8_tensorcopy.engine.partial import parse_partial
 from flake8_tensorcopy.rules import BY_CODE, RULES
 
 FIXTURE_FILES = sorted(FIXTURES.glob("TEN*/*.py"))
@@ -158,7 +158,7 @@ def test_a_trigger_with_groups_needs_a_match_of_every_group(text, fires):
 
 
 def test_check_does_not_import_libcst():  # LibCST is the fixer's; `check` starts without it
-    code = ("import sys; from flake8_tensorcopy.cli import main; main(['check', '-q', sys.argv[1]]); "
+    code = ("import sys; from flake8_tensorcopy.cli.main import main; main(['check', '-q', sys.argv[1]]); "
             "assert 'libcst' not in sys.modules, 'libcst imported'")
     fixture = str(FIXTURES / "TEN101" / "bad.py")
     proc = subprocess.run([sys.executable, "-c", code, fixture], capture_output=True, text=True)

@@ -105,7 +105,7 @@ def test_parallel_output_is_in_input_order(tmp_path, capsys):
 def test_libcst_codemod_class(tmp_path):
     f = tmp_path / "a.py"
     f.write_text(BAD)
-    cmd = [sys.executable, "-m", "libcst.tool", "codemod", "-x", "flake8_tensorcopy.codemod.TensorCopyCodemod",
+    cmd = [sys.executable, "-m", "libcst.tool", "codemod", "-x", "flake8_tensorcopy.adapters.codemod.TensorCopyCodemod",
            "--no-format", "--unsafe-fixes", str(f)]
     env = dict(os.environ, PYTHONPATH=ROOT)
     done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from flake8_tensorcopy.fixer import fix_source
+from flake8_tensorcopy.fix.fixer import fix_source
 from flake8_tensorcopy.rules import BY_CODE
 
 TRAIN = """

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from fix_tools import BAD, FIXED, leftovers, run_fix
-from flake8_tensorcopy import fileio
+from flake8_tensorcopy.sources import fileio
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -9,8 +9,8 @@ import pytest
 
 from cli_tools import load_script
 
-from flake8_tensorcopy.engine import AnalysisError
-from flake8_tensorcopy.fixer import Outcome, fix_source, reported
+from flake8_tensorcopy.engine.core import AnalysisError
+from flake8_tensorcopy.fix.fixer import Outcome, fix_source, reported
 from flake8_tensorcopy.rules import RULES
 
 harness = load_script("fix_harness")

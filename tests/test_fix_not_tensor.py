@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from fix_rules import APPEND
-from flake8_tensorcopy.fixer import fix_source
+from flake8_tensorcopy.fix.fixer import fix_source
 from flake8_tensorcopy.rules import BY_CODE
 
 # (setup lines in the function, the appended call, what the reason says it is)
@@ -93,7 +93,7 @@ def test_an_import_of_copy_that_was_unused_before_stays():
     ("# copying\nimport copy as c\nimport os\n", "# copying\nimport os\n"),
 ])
 def test_remove_copy_imports_keeps_the_rest(imports, left):
-    from flake8_tensorcopy.imports import remove_copy_imports
+    from flake8_tensorcopy.fix.imports import remove_copy_imports
 
     spelled = {"copy.deepcopy", "copy.deepcopy as dc", "copy as c"}
     assert remove_copy_imports(imports + "x = 1\n", spelled) == left + "x = 1\n"
@@ -107,7 +107,7 @@ def test_a_deepcopy_of_a_detached_tensor_becomes_one_clone():
 
 
 def test_removing_the_first_import_leaves_no_blank_first_line():
-    from flake8_tensorcopy.imports import remove_copy_imports
+    from flake8_tensorcopy.fix.imports import remove_copy_imports
 
     assert remove_copy_imports("import copy\n\nimport torch\n", {"copy"}) == "import torch\n"
     assert remove_copy_imports('"""Doc."""\nimport copy\n\nimport torch\n', {"copy"}) == '"""Doc."""\n\nimport torch\n'

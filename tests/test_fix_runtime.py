@@ -11,9 +11,9 @@ import shutil
 import pytest
 
 from fixture_tools import by_hand, cases, fixture_path, load, swap_defs
-from flake8_tensorcopy.cli import main
-from flake8_tensorcopy.engine import analyse
-from flake8_tensorcopy.model import FixSafety
+from flake8_tensorcopy.cli.main import main
+from flake8_tensorcopy.engine.core import analyse
+from flake8_tensorcopy.rules.model import FixSafety
 from flake8_tensorcopy.rules import BY_CODE, RULES
 
 FIXABLE = [r.code for r in RULES if r.fix_safety is not FixSafety.NONE]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from fixture_tools import expectations, fixture_path
-from flake8_tensorcopy.engine import analyse
+from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.rules import RULES
 
 VARIANTS = ("bad", "good", "fixed")

@@ -7,8 +7,8 @@ import jsonschema
 import pytest
 
 from cli_tools import BAD, DEEPCOPY, ROOT, notebook_text, run_cli
-from flake8_tensorcopy.check import Item
-from flake8_tensorcopy.formats import github_line, render
+from flake8_tensorcopy.cli.check import Item
+from flake8_tensorcopy.cli.formats import github_line, render
 from flake8_tensorcopy.rules import RULES
 
 SCHEMA_NAME = "sarif-schema-2.1.0.json"

@@ -11,9 +11,9 @@ import sys
 import pytest
 
 from cli_tools import DEEPCOPY, ROOT, notebook_text, reported, run_cli
-from flake8_tensorcopy import config
-from flake8_tensorcopy.cli import build_parser
-from flake8_tensorcopy.settings import Options, selection
+from flake8_tensorcopy.config import pyproject as config
+from flake8_tensorcopy.cli.main import build_parser
+from flake8_tensorcopy.config.settings import Options, selection
 
 FIX_ONLY = {"--diff", "--check", "--unsafe-fixes"}
 DECLARED = "import copy\nfrom mylib import load\n\n\ndef f():\n    b = load()\n    return copy.copy(b)\n"
@@ -89,7 +89,7 @@ def test_fix_reports_notebook_findings_by_cell_as_check_does(tmp_path):
 def test_codemod_honours_the_configuration(tmp_path):
     make(tmp_path, ["a.py", "vendor/v.py"])
     (tmp_path / "pyproject.toml").write_text('[tool.flake8-tensorcopy]\nignore = ["TEN201"]\n')
-    cmd = [sys.executable, "-m", "libcst.tool", "codemod", "-x", "flake8_tensorcopy.codemod.TensorCopyCodemod",
+    cmd = [sys.executable, "-m", "libcst.tool", "codemod", "-x", "flake8_tensorcopy.adapters.codemod.TensorCopyCodemod",
            "--no-format", "--unsafe-fixes", "."]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, check=True)

@@ -1,7 +1,7 @@
 """Fuzzing the fixer (issue 6) with programs composed from the fixtures' vocabulary: every fix output
 parses and compiles, is a fixed point, and differs from the input only where findings were reported.
 
-Written against `flake8_tensorcopy.fixer.fix_source(source, unsafe=True)`, built on the fixer branch.
+Written against `flake8_tensorcopy.fix.fixer.fix_source(source, unsafe=True)`, built on the fixer branch.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from test_properties import programs
 
 
 def fixed_text(source: str) -> str:
-    from flake8_tensorcopy.fixer import fix_source  # imported here: a missing fixer fails these tests only
+    from flake8_tensorcopy.fix.fixer import fix_source  # imported here: a missing fixer fails these tests only
 
     out = fix_source(source, unsafe=True)
     return out if isinstance(out, str) else out.fixed  # the text, or an outcome that carries it
@@ -49,7 +49,7 @@ def test_fix_output_parses_compiles_and_is_a_fixed_point(source):
 
 @given(programs())
 def test_fix_changes_only_reported_lines(source):
-    from flake8_tensorcopy.fixer import fix_source
+    from flake8_tensorcopy.fix.fixer import fix_source
 
     # Every pass's applied findings: a fix may reveal a finding the first pass could not see
     # (`x.detach()` -> `x = x.detach()` makes `x` a tensor, and its `.data` a TEN903 finding).

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from flake8_tensorcopy.discovery import discover
+from flake8_tensorcopy.config.discovery import discover
 
 FILES = ["a/b/c.py", "a/c.py", "c.py", "gen/keep.py", "gen/x.py", "gen/sub/y.py", "m1.py", "m10.py", "m3.py",
          "#x.py", "z.py", "a.py", "]x.py", "-x.py", "x[.py", "*.py", "keep.py", "a/x/y/c.py", "aXb.py",

@@ -86,7 +86,8 @@ def test_a_closed_pipe_ends_quietly(tmp_path, args):
 
 STUCK_POOL = """
 import sys, threading
-from flake8_tensorcopy import cli, pool
+from flake8_tensorcopy.cli import main as cli
+from flake8_tensorcopy.cli import pool
 
 def interrupted_run(args):  # a run whose pool is stopped mid-way, its thread left waiting on a locked queue
     threading.Thread(target=threading.Event().wait).start()  # like the pool's thread: joined at exit
@@ -231,7 +232,7 @@ def test_ctrl_c_is_quiet_and_stops_the_workers(tmp_path, command):
 
 
 def test_a_folder_that_cannot_be_listed_is_an_error(tmp_path, monkeypatch, capsys):
-    from flake8_tensorcopy.cli import main
+    from flake8_tensorcopy.cli.main import main
 
     (tmp_path / "ok.py").write_text("x = 1\n")
     (tmp_path / "locked").mkdir()
@@ -293,7 +294,7 @@ def test_fix_keeps_hard_links_together(tmp_path):
 
 
 def test_a_failed_in_place_write_puts_the_original_back(tmp_path, monkeypatch):
-    from flake8_tensorcopy import fileio
+    from flake8_tensorcopy.sources import fileio
 
     path = tmp_path / "a.py"
     path.write_bytes(BAD.encode())
@@ -316,7 +317,7 @@ def test_a_failed_in_place_write_puts_the_original_back(tmp_path, monkeypatch):
 
 
 def test_when_even_the_original_cannot_be_put_back_the_backup_is_named(tmp_path, monkeypatch):
-    from flake8_tensorcopy import fileio
+    from flake8_tensorcopy.sources import fileio
 
     path = tmp_path / "a.py"
     path.write_bytes(BAD.encode())

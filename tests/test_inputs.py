@@ -11,9 +11,9 @@ import pytest
 from flake8.options.parse_args import parse_args
 from flake8.processor import FileProcessor
 
-from flake8_tensorcopy.fileio import FileError, decode
-from flake8_tensorcopy.engine import AnalysisError, analyse
-from flake8_tensorcopy.plugin import Plugin
+from flake8_tensorcopy.sources.fileio import FileError, decode
+from flake8_tensorcopy.engine.core import AnalysisError, analyse
+from flake8_tensorcopy.adapters.flake8_plugin import Plugin
 from flake8_tensorcopy.rules import RULES
 from robust_inputs import INPUTS, REAL
 
@@ -156,8 +156,9 @@ def test_check_does_not_stop_at_an_unreadable_path(written):
 
 
 def test_internal_error_in_a_rule_is_one_line_and_spares_other_rules(monkeypatch, capsys, tmp_path):
-    from flake8_tensorcopy import check, cli
-    from flake8_tensorcopy.model import RuleSpec
+    from flake8_tensorcopy.cli import check
+    from flake8_tensorcopy.cli import main as cli
+    from flake8_tensorcopy.rules.model import RuleSpec
 
     def explode(node, ctx):
         raise RuntimeError("boom\nsecond line")

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from flake8_tensorcopy.engine import analyse
+from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.rules import BY_CODE
 
 HEAD = "from typing import Optional, Union\n\nimport numpy as np\nimport torch\nfrom torch import Tensor\n\n\n"

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from flake8_tensorcopy import engine
+from flake8_tensorcopy.engine import core as engine
 from flake8_tensorcopy.rules import BY_CODE
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from cli_tools import CELLS, notebook_text, reported, run_cli
 from notebook_tools import cell_sources, code_notebook, fix_notebook
-from flake8_tensorcopy.engine import analyse
-from flake8_tensorcopy.notebook import BOUNDARY, NotebookError, read_notebook
+from flake8_tensorcopy.engine.core import analyse
+from flake8_tensorcopy.sources.notebook import BOUNDARY, NotebookError, read_notebook
 
 
 def test_program_keeps_line_numbers_and_neutralises_ipython():

@@ -12,9 +12,9 @@ import pytest
 
 from cli_tools import run_cli
 from notebook_tools import cell_sources, code_notebook, fix_notebook
-from flake8_tensorcopy.ipython_syntax import automagic, neutralise, read_cell
-from flake8_tensorcopy.notebook import BOUNDARY, read_notebook
-from flake8_tensorcopy.notebook_json import source_spans
+from flake8_tensorcopy.sources.ipython_syntax import automagic, neutralise, read_cell
+from flake8_tensorcopy.sources.notebook import BOUNDARY, read_notebook
+from flake8_tensorcopy.sources.notebook_json import source_spans
 
 # Where a logical line starts (IPython turns these into calls; here they become Python of one line each).
 SPECIAL = [

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from notebook_tools import code_notebook, fix_notebook
-from flake8_tensorcopy.notebook import read_notebook
-from flake8_tensorcopy.notebook_json import replace_sources, source_spans
+from flake8_tensorcopy.sources.notebook import read_notebook
+from flake8_tensorcopy.sources.notebook_json import replace_sources, source_spans
 
 HAND_WRITTEN = (
     '{"nbformat_minor": 5, "metadata": {"lr": 1.0e-3, "url": "http:\\/\\/x", "lr": 2E-3, "tags": ["a","b"]},\n'

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from fixture_tools import FIXTURES, expectations
-from flake8_tensorcopy.engine import select_rules
+from flake8_tensorcopy.engine.core import select_rules
 from flake8_tensorcopy.rules import RULES
 
 OPT_IN = [r.code for r in RULES if r.code.startswith("TEN9")]
@@ -42,7 +42,7 @@ def test_flake8_keeps_opt_in_codes_off_and_extend_select_turns_them_on():
 def test_the_plugin_runs_only_the_rules_flake8_reports(monkeypatch):  # opt-in rules cost nothing until selected
     from flake8.main.application import Application
 
-    from flake8_tensorcopy.plugin import Plugin
+    from flake8_tensorcopy.adapters.flake8_plugin import Plugin
 
     # parse_options sets these on the class: restored after
     for name in ("rules", "tensor_functions", "notice", "notice_file"):

@@ -1,5 +1,5 @@
 """Where two rules could speak about one statement, exactly one does."""
-from flake8_tensorcopy.engine import analyse
+from flake8_tensorcopy.engine.core import analyse
 
 BARE_DEEPCOPY = """\
 import copy

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from cli_tools import ROOT, reported, run_cli
-from flake8_tensorcopy import engine
+from flake8_tensorcopy.engine import core as engine
 
 SPLIT = """
     import torch

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fixture_tools import FIXTURES
-from flake8_tensorcopy.engine import AnalysisError, analyse, could_fire, partial_tree
-from flake8_tensorcopy.plugin import Plugin
+from flake8_tensorcopy.engine.core import AnalysisError, analyse, could_fire, partial_tree
+from flake8_tensorcopy.adapters.flake8_plugin import Plugin
 from flake8_tensorcopy.rules import RULES
 
 # Every rule (opt-in ones too), past the pre-filter, so a generated program is always walked.

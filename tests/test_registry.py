@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from flake8_tensorcopy.model import FixSafety, RuleSpec
+from flake8_tensorcopy.rules.model import FixSafety, RuleSpec
 from flake8_tensorcopy.rules import RULES
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fixture_tools import FIXTURES, expectations
-from flake8_tensorcopy.engine import analyse
+from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.rules import RULES
 
 CASES = sorted((FIXTURES / "review").glob("*.py"))

@@ -8,7 +8,7 @@ import pytest
 
 from edit_tools import apply_edits, fix_all
 from fixture_tools import by_hand, fixture_path, swap_defs
-from flake8_tensorcopy.engine import analyse
+from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.rules import BY_CODE, RULES
 
 DEFAULT = [r for r in RULES if r.default_on]

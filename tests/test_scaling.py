@@ -11,9 +11,10 @@ from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
-from flake8_tensorcopy import cli, engine
-from flake8_tensorcopy.model import Trigger
-from flake8_tensorcopy.plugin import Plugin
+from flake8_tensorcopy.cli import main as cli
+from flake8_tensorcopy.engine import core as engine
+from flake8_tensorcopy.rules.model import Trigger
+from flake8_tensorcopy.adapters.flake8_plugin import Plugin
 from flake8_tensorcopy.rules import BY_CODE, RULES
 from regex_steps import Counting
 from scaling_cases import SHAPES, WorkCounter, big_file, every_rule, hostile_text, long_line, many_branches, \

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fixture_tools import ROOT
-from flake8_tensorcopy.cli import main
+from flake8_tensorcopy.cli.main import main
 from flake8_tensorcopy.rules import RULES
 
 SNAPSHOTS = ROOT / "tests" / "snapshots"

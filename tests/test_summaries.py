@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from flake8_tensorcopy import engine
+from flake8_tensorcopy.engine import core as engine
 from flake8_tensorcopy.analysis import summaries
 from flake8_tensorcopy.rules import BY_CODE
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from flake8_tensorcopy.engine import analyse
+from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.rules import BY_CODE
 
 RESET_EACH_ITERATION = """

@@ -100,7 +100,7 @@ def test_numpy_functions_that_give_a_tensor_for_a_tensor():
 def test_a_numpy_function_of_a_tensor_is_a_tensor_for_every_rule():
     """evidence.kind: numpy.ceil(t) and numpy.maximum(array, t) are tensors (`.to(device)` discarded: TEN104);
     numpy.asarray(t) and numpy.ceil(array) stay arrays."""
-    from flake8_tensorcopy import engine
+    from flake8_tensorcopy.engine import core as engine
 
     source = ("import numpy as np\nimport torch\n\n\ndef move(device, arr):\n    t = torch.ones(3)\n"
               "    a, b, c, d = np.ceil(t), np.maximum(arr, t), np.asarray(t), np.ceil(arr)\n"

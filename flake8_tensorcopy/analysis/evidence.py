@@ -18,7 +18,7 @@ from . import api, names, summaries
 from .facts import Bind, TENSOR_TYPES, base_name, dotted, guard_key, pos_of, walk
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..context import Context
+    from ..rules.context import Context
 
 
 class Kind(str, enum.Enum):

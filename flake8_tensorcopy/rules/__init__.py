@@ -4,7 +4,7 @@ from __future__ import annotations
 from importlib import import_module
 from types import ModuleType
 
-from ..model import FixSafety, RuleSpec, Trigger
+from .model import FixSafety, RuleSpec, Trigger
 
 
 def spec_from_module(module: ModuleType) -> RuleSpec:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 
-from ..model import Edit
+from .model import Edit
 
 ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.List, ast.Tuple, ast.Dict)
 

@@ -48,7 +48,7 @@ import ast
 from ..analysis.aliasing import DETACH, DIRECT, alias_writes, named, still_used
 from ..analysis.evidence import is_param_like
 from ..analysis.facts import end_of
-from ..model import FixSafety
+from .model import FixSafety
 from .edits import as_receiver
 
 CODE = "TEN101"

@@ -66,7 +66,7 @@ import ast
 from ..analysis.aliasing import DATA, DIRECT, KEPT, NAME as BY_NAME, alias_writes, still_used
 from ..analysis.evidence import SURE_TENSOR, is_param_like
 from ..analysis.facts import Bind, children, dotted, end_of, pos_of, walk
-from ..model import FixSafety
+from .model import FixSafety
 
 CODE = "TEN102"
 NAME = "data-inplace-write"

@@ -81,7 +81,7 @@ import ast
 from ..analysis.aliasing import CROSSINGS, DIRECT, KEPT, alias_writes, still_used
 from ..analysis.evidence import is_param_like
 from ..analysis.facts import end_of
-from ..model import FixSafety
+from .model import FixSafety
 from .edits import as_receiver
 
 CODE = "TEN103"

@@ -63,10 +63,10 @@ import ast
 
 from ..analysis import api, names
 from ..analysis.aliasing import named
-from ..context import type_tested
+from .context import type_tested
 from ..analysis.evidence import MODULE, NDARRAY, OPTIMIZER, PARAM, STATE_DICT, TENSORISH
 from ..analysis.facts import dotted, walk
-from ..model import FixSafety, Trigger
+from .model import FixSafety, Trigger
 
 CODE = "TEN104"
 NAME = "copy-result-discarded"

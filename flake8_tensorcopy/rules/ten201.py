@@ -107,7 +107,7 @@ import ast
 from ..analysis import api, module_state, summaries
 from ..analysis.evidence import LIKELY_TENSOR, TENSOR
 from ..analysis.facts import Bind, self_attribute
-from ..model import FixSafety
+from .model import FixSafety
 from .edits import detached_clone
 
 CODE = "TEN201"

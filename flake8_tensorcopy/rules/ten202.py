@@ -47,7 +47,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis.evidence import LIKELY_TENSOR, TENSOR
-from ..model import FixSafety
+from .model import FixSafety
 from .edits import one_line
 from .edits import as_receiver, detached_clone
 

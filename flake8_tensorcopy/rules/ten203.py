@@ -50,7 +50,7 @@ from ..analysis import names
 from ..analysis.evidence import PARAM
 from ..analysis.facts import base_name, pos_of, walk
 from ..analysis.inplace import written
-from ..model import Fix, FixSafety
+from .model import Fix, FixSafety
 from .edits import before_method
 
 CODE = "TEN203"

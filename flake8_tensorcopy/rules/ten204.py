@@ -96,9 +96,9 @@ from ..analysis import summaries
 from ..analysis import proven
 from ..analysis.evidence import reaching
 from ..analysis.maybe_tensor import declared_tensor
-from ..context import type_tested
+from .context import type_tested
 from ..analysis.facts import Bind, dotted
-from ..model import FixSafety
+from .model import FixSafety
 from .edits import one_line
 from .edits import as_receiver, detached_clone
 

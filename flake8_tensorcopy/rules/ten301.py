@@ -76,7 +76,7 @@ import os
 from ..analysis import names, project, summaries
 from ..analysis.evidence import MODULE
 from ..analysis.facts import Bind, base_name, dotted, end_of, pos_of, walk
-from ..model import FixSafety
+from .model import FixSafety
 from .edits import one_line
 
 CODE = "TEN301"

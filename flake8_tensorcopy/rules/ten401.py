@@ -106,7 +106,7 @@ from ..analysis import api, builtins_api, evidence, lightning, names, project, s
 from ..analysis.facts import Bind, dotted, pos_of, self_attribute, walk
 from ..analysis.losses import (GRAD_CALLS, backpropagated_elements, fixed_entry, keys_in, loss_dict, loss_keys,
                                summed_dicts)
-from ..model import Fix, FixSafety, Trigger
+from .model import Fix, FixSafety, Trigger
 from .edits import as_receiver
 from .ten203 import _kept_clones
 

@@ -64,7 +64,7 @@ import ast
 from ..analysis import api, names
 from ..analysis.evidence import _is_module_class
 from ..analysis.facts import Bind, dotted, self_attribute, walk
-from ..model import Fix, FixSafety
+from .model import Fix, FixSafety
 from .edits import as_receiver
 
 CODE = "TEN901"

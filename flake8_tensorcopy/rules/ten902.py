@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import ast
 
-from ..model import Edit, Fix, FixSafety
+from .model import Edit, Fix, FixSafety
 from .edits import as_receiver, before_method
 
 CODE = "TEN902"

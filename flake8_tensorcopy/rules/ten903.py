@@ -53,10 +53,10 @@ from __future__ import annotations
 import ast
 import dataclasses
 
-from ..context import Context
+from .context import Context
 from ..analysis.evidence import SURE_TENSOR
 from ..analysis.facts import Bind
-from ..model import Edit, Fix, FixSafety
+from .model import Edit, Fix, FixSafety
 from .edits import as_receiver
 
 CODE = "TEN903"

@@ -20,10 +20,10 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from .engine import AnalysisError, could_fire, parse
+from ..engine.core import AnalysisError, could_fire, parse
 from .ipython_syntax import automagic, read_cell
 from .notebook_json import replace_sources
-from .rules import RULES
+from ..rules import RULES
 
 BOUNDARY = "# --- tensorcopy: next cell ---"  # a comment line between two cells of the program
 

@@ -7,9 +7,9 @@ import re
 from typing import TYPE_CHECKING, Sequence
 from urllib.parse import quote
 
-from . import __version__
-from .docs import DOCS_URL
-from .rules import BY_CODE, RULES
+from .. import __version__
+from ..rules.docs import DOCS_URL
+from ..rules import BY_CODE, RULES
 
 if TYPE_CHECKING:  # pragma: no cover
     from .check import Item

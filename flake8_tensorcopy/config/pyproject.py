@@ -22,8 +22,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from .formats import shown
-from .rules import RULES
+from ..cli.formats import shown
+from ..rules import RULES
 
 SECTION = "flake8-tensorcopy"
 CODE_PATTERN = re.compile(r"^TEN[0-9]{0,3}$")

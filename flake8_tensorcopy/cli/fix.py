@@ -11,18 +11,18 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
-from . import fileio
+from ..sources import fileio
 from .check import Item, to_item
-from .config import ConfigError
-from .discovery import discover
-from .engine import AnalysisError
-from .fixer import FixError, allowed, ast_lines, fix_source
+from ..config.pyproject import ConfigError
+from ..config.discovery import discover
+from ..engine.core import AnalysisError
+from ..fix.fixer import FixError, allowed, ast_lines, fix_source
 from .formats import render, shown, text_line
-from .model import Finding
-from .notebook import NotebookError, read_notebook
+from ..rules.model import Finding
+from ..sources.notebook import NotebookError, read_notebook
 from .pool import parallel_map
-from .rules import BY_CODE
-from .settings import Options, selection
+from ..rules import BY_CODE
+from ..config.settings import Options, selection
 
 
 @dataclass

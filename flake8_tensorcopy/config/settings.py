@@ -7,9 +7,9 @@ import os
 from dataclasses import dataclass, fields
 from typing import Optional, Sequence
 
-from .config import Config, load_config, load_config_file, validate_codes
+from .pyproject import Config, load_config, load_config_file, validate_codes
 from .discovery import default_excludes
-from .engine import select_rules
+from ..engine.core import select_rules
 from .gitignore import Pattern, compile_patterns, matches
 
 

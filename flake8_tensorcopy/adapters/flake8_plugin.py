@@ -13,9 +13,9 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
-from . import __version__
-from .engine import AnalysisError, analyse
-from .rules import RULES
+from .. import __version__
+from ..engine.core import AnalysisError, analyse
+from ..rules import RULES
 
 DIAGNOSTIC = "TEN000"
 NOT_A_RULE = ("TEN000 is not a rule: the flake8 plugin's one-line notice for a file it could not analyse, or for a "
@@ -48,7 +48,7 @@ class Plugin:
         names = list(getattr(options, "tensorcopy_tensor_functions", None) or ())
         cls.notice = cls.notice_file = None
         try:
-            from .settings import configuration
+            from ..config.settings import configuration
 
             paths = list(getattr(options, "filenames", None) or ["."])
             names += configuration(paths, getattr(options, "stdin_display_name", None)).tensor_functions

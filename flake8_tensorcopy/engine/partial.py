@@ -19,7 +19,7 @@ import re
 import warnings
 from typing import Optional
 
-from .analysis.facts import lines_of
+from ..analysis.facts import lines_of
 
 HEADER = re.compile(r"([ \t]*)(?:@|def[ \t]|async[ \t]+def[ \t]|class[ \t])")
 NAMED = re.compile(r"[ \t]*(?:async[ \t]+)?(def|class)[ \t]+(\w+)")

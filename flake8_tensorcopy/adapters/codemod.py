@@ -14,12 +14,12 @@ import argparse
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
-from .config import ConfigError
-from .discovery import excluded_named
-from .engine import AnalysisError
-from .fixer import FixError, fix_source
-from .rules import BY_CODE
-from .settings import Options, selection
+from ..config.pyproject import ConfigError
+from ..config.discovery import excluded_named
+from ..engine.core import AnalysisError
+from ..fix.fixer import FixError, fix_source
+from ..rules import BY_CODE
+from ..config.settings import Options, selection
 
 
 class TensorCopyCodemod(CodemodCommand):

@@ -16,11 +16,11 @@ import libcst as cst
 from pyflakes import checker as pyflakes_checker
 from pyflakes import messages as pyflakes_messages
 
-from .engine import AnalysisError, analyse, parse, suppressed
+from ..engine.core import AnalysisError, analyse, parse, suppressed
 from .imports import add_imports, remove_copy_imports
-from .model import Edit, Finding, FixSafety, RuleSpec
+from ..rules.model import Edit, Finding, FixSafety, RuleSpec
 from .not_tensor import new_receivers, suspect_calls
-from .rules import RULES
+from ..rules import RULES
 
 MAX_PASSES = 8
 LINE_END = re.compile(r"\r\n|\r|\n")  # the line breaks `ast` counts; str.splitlines counts more

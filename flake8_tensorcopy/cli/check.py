@@ -10,16 +10,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional, Sequence, TextIO
 
-from . import fileio
-from .config import ConfigError
-from .discovery import discover
-from .engine import AnalysisError, analyse, suppressed
+from ..sources import fileio
+from ..config.pyproject import ConfigError
+from ..config.discovery import discover
+from ..engine.core import AnalysisError, analyse, suppressed
 from .formats import render, shown
-from .model import Finding
-from .notebook import Notebook, NotebookError, read_notebook, split_lines
+from ..rules.model import Finding
+from ..sources.notebook import Notebook, NotebookError, read_notebook, split_lines
 from .progress import Progress
-from .rules import BY_CODE
-from .settings import Options, selection
+from ..rules import BY_CODE
+from ..config.settings import Options, selection
 
 FILES_PER_WORKER = 16  # below this many files per extra process, a pool costs more than it saves
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .analysis import evidence
-from .analysis import names
-from .analysis.facts import FileFacts, Frame, dotted, end_of, walk, within
+from ..analysis import evidence
+from ..analysis import names
+from ..analysis.facts import FileFacts, Frame, dotted, end_of, walk, within
 from .model import Edit, Finding, Fix, FixSafety
 
 

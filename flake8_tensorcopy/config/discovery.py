@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from .fileio import read_regular
+from ..sources.fileio import read_regular
 from .gitignore import Pattern, compile_patterns, excluded
 
 SUFFIXES = (".py", ".pyi", ".ipynb")

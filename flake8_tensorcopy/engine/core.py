@@ -10,11 +10,11 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
-from .context import Context
-from .analysis.facts import FileFacts
-from .model import Finding, RuleSpec
+from ..rules.context import Context
+from ..analysis.facts import FileFacts
+from ..rules.model import Finding, RuleSpec
 from .partial import parse_partial
-from .rules import RULES
+from ..rules import RULES
 
 
 class AnalysisError(Exception):

@@ -13,9 +13,9 @@ import builtins
 from collections import Counter
 from typing import Optional, Sequence
 
-from .analysis import api, builtins_api, evidence
-from .analysis.facts import FileFacts
-from .context import Context
+from ..analysis import api, builtins_api, evidence
+from ..analysis.facts import FileFacts
+from ..rules.context import Context
 
 PY_VALUES = (int, float, bool, complex, str, bytes, list, type(None))
 PY_CONTAINERS = (dict, list, tuple, set, frozenset)

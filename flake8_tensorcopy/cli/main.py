@@ -8,12 +8,12 @@ import json
 import sys
 from typing import Optional, Sequence
 
-from . import __version__
+from .. import __version__
 from .check import run_check
 from .formats import FORMATS
-from .plugin import DIAGNOSTIC, NOT_A_RULE
-from .rules import BY_CODE, RULES
-from .settings import Options
+from ..adapters.flake8_plugin import DIAGNOSTIC, NOT_A_RULE
+from ..rules import BY_CODE, RULES
+from ..config.settings import Options
 
 
 FIX_DESCRIPTION = """Rewrite files with the findings' fixes, or show (--diff) / test (--check) them.
@@ -35,7 +35,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_fix(args) -> int:
-    from .fixcmd import cmd_fix as run_fix  # LibCST is imported only to fix: `check` starts faster
+    from .fix import cmd_fix as run_fix  # LibCST is imported only to fix: `check` starts faster
 
     return run_fix(args)
 
@@ -48,7 +48,7 @@ def cmd_explain(args) -> int:
     if rule is None:
         print(f"unknown rule {args.code!r}; `flake8-tensorcopy rules` lists them", file=sys.stderr)
         return 2
-    from .docs import rule_page
+    from ..rules.docs import rule_page
 
     print(rule_page(rule), end="")
     return 0
@@ -56,7 +56,7 @@ def cmd_explain(args) -> int:
 
 def cmd_rules(args) -> int:
     if args.format == "json":
-        from .docs import DOCS_URL
+        from ..rules.docs import DOCS_URL
 
         print(json.dumps([{"code": r.code, "name": r.name, "summary": r.summary, "default_on": r.default_on,
                            "fix": r.fix_safety.value, "url": DOCS_URL.format(code=r.code)} for r in RULES],

@@ -1,0 +1,1 @@
+"""Which files and which rules: options, the pyproject table, discovery, gitignore patterns."""

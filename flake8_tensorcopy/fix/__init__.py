@@ -1,0 +1,1 @@
+"""The fixer: apply the findings' edits, add imports, verify each pass."""

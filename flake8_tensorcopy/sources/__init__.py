@@ -1,0 +1,1 @@
+"""Reading sources: files (bytes, encodings, atomic writes), notebooks, IPython syntax."""

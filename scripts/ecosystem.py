@@ -33,7 +33,8 @@ import corpus as corpus_mod  # noqa: E402
 from corpus import python_files, read_source  # noqa: E402
 
 from flake8_tensorcopy import __version__  # noqa: E402
-from flake8_tensorcopy.engine.core import AnalysisError, analyse, suppressed  # noqa: E402
+from flake8_tensorcopy.engine.core import AnalysisError  # noqa: E402
+from flake8_tensorcopy.pipeline.lint import Document, lint  # noqa: E402
 from flake8_tensorcopy.rules import BY_CODE, RULES  # noqa: E402
 
 TRIAGE = ROOT / "ecosystem" / "triage.toml"
@@ -68,20 +69,16 @@ def _analyse_file(job: tuple[str, str, str]) -> FileResult:
     try:
         source = read_source(path)
         out.lines = source.count("\n") + (not source.endswith("\n") and bool(source))
-        result = analyse(source, path, RULES)
+        linted = lint(Document(path, source), RULES)
     except (OSError, UnicodeDecodeError, LookupError, SyntaxError, AnalysisError) as exc:
         out.error = str(exc)
     else:
-        out.parsed = result.parsed
-        if result.errors:
-            out.error = "; ".join(result.errors)
-        text = source.splitlines()
-        for f in result.findings:
-            if suppressed(f, text):
-                continue
-            line = text[f.line - 1].strip() if 0 < f.line <= len(text) else ""
-            out.findings.append({"code": f.code, "line": f.line, "col": f.col + 1, "message": f.message,
-                                 "text": line})
+        out.parsed = linted.parsed
+        if linted.errors:
+            out.error = "; ".join(linted.errors)
+        for item in linted.items:
+            out.findings.append({"code": item.code, "line": item.line, "col": item.column, "message": item.message,
+                                 "text": item.source_line.strip()})
     out.cpu = time.process_time() - start
     return out
 

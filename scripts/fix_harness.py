@@ -42,7 +42,8 @@ from flake8_tensorcopy.sources import fileio  # noqa: E402
 from flake8_tensorcopy.engine.core import AnalysisError, parse  # noqa: E402
 from flake8_tensorcopy.fix.fixer import FixError, fix_source, reported  # noqa: E402
 from flake8_tensorcopy.fix.not_tensor import new_receivers, suspect_calls  # noqa: E402
-from flake8_tensorcopy.sources.notebook import NotebookError, read_notebook  # noqa: E402
+from flake8_tensorcopy.sources.document import read_document  # noqa: E402
+from flake8_tensorcopy.sources.notebook import NotebookError  # noqa: E402
 from flake8_tensorcopy.cli.pool import parallel_map  # noqa: E402
 from flake8_tensorcopy.rules import RULES  # noqa: E402
 
@@ -82,9 +83,7 @@ def _run(job: Job) -> Result:
     out = Result(job.corpus, job.name)
     try:
         data = job.data or Path(job.path).read_bytes()
-        text = fileio.decode(data).text
-        if job.name.endswith(".ipynb"):
-            text = read_notebook(text).program
+        text = read_document(fileio.decode(data).text, job.name).program
         outcome = fix_source(text, job.name, RULES, unsafe=True)
     except (OSError, fileio.FileError, NotebookError, AnalysisError, RecursionError) as exc:
         out.unreadable = str(exc).split("\n")[0] or type(exc).__name__

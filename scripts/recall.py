@@ -38,8 +38,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import corpus as corpus_mod  # noqa: E402
 
 from flake8_tensorcopy.sources import fileio  # noqa: E402
-from flake8_tensorcopy.engine.core import AnalysisError, analyse, suppressed  # noqa: E402
-from flake8_tensorcopy.sources.notebook import NotebookError, read_notebook  # noqa: E402
+from flake8_tensorcopy.engine.core import AnalysisError  # noqa: E402
+from flake8_tensorcopy.pipeline.lint import lines_of, lint  # noqa: E402
+from flake8_tensorcopy.sources.document import read_document  # noqa: E402
+from flake8_tensorcopy.sources.notebook import NotebookError  # noqa: E402
 from flake8_tensorcopy.rules import RULES  # noqa: E402
 
 LABELS = ROOT / "ecosystem" / "recall.toml"
@@ -189,17 +191,16 @@ def statement_starts(tree: ast.AST) -> dict[int, int]:
 def score_file(path: str, data: bytes, cases: list[Case]) -> tuple[dict[Case, bool], list[tuple[int, str, str]]]:
     """Which cases of one file the engine reports, and its default-on findings no case covers
     (line or cell:line, code, stripped text)."""
-    if path.endswith(".ipynb"):
-        notebook = read_notebook(data.decode("utf-8-sig"))
-        source, original = notebook.program, notebook.original
-        where = {notebook.locate(n): n for n in range(1, len(original) + 1)}
-        shown = lambda n: "cell {}:{}".format(*notebook.locate(n))  # noqa: E731
+    notebook = path.endswith(".ipynb")
+    doc = read_document(data.decode("utf-8-sig") if notebook else fileio.decode(data).text, path)
+    source, original = doc.program, lines_of(doc)
+    if doc.cells:
+        where = {doc.cells.locate(n): n for n in range(1, len(original) + 1)}
+        shown = lambda n: "cell {}:{}".format(*doc.cells.locate(n))  # noqa: E731
     else:
-        source = fileio.decode(data).text
-        original = source.splitlines()
         where = {(None, n): n for n in range(1, len(original) + 1)}
         shown = str
-    findings = [f for f in analyse(source, path, DEFAULT_ON).findings if not suppressed(f, original)]
+    findings = lint(doc, DEFAULT_ON).findings
     starts = statement_starts(ast.parse(source))
     key = lambda n: starts.get(n, n)  # noqa: E731
     lost = [c.where for c in cases if (c.cell, c.line) not in where]

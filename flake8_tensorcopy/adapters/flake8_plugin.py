@@ -14,7 +14,8 @@ import ast
 from typing import Iterator, Optional
 
 from .. import __version__
-from ..engine.core import AnalysisError, analyse
+from ..engine.core import AnalysisError
+from ..pipeline.lint import Document, lint
 from ..rules import RULES
 
 DIAGNOSTIC = "TEN000"
@@ -64,9 +65,8 @@ class Plugin:
             yield 1, 0, cls.notice, cls
             cls.notice = None
         try:
-            result = analyse("".join(self.lines), self.filename, self.rules,
-                             tree=self.tree if isinstance(self.tree, ast.Module) else None,
-                             tensor_functions=self.tensor_functions)
+            result = lint(Document(self.filename, "".join(self.lines)), self.rules, self.tensor_functions,
+                          tree=self.tree if isinstance(self.tree, ast.Module) else None, noqa=False)
         except AnalysisError as exc:
             yield 1, 0, f"{DIAGNOSTIC} flake8-tensorcopy could not analyse this file: {exc}", type(self)
             return

@@ -22,10 +22,11 @@ from __future__ import annotations
 import ast
 from typing import Iterator, NamedTuple, Optional
 
-from . import api, names, summaries
+from . import api, evidence, names, summaries
 from .evidence import CONTAINER, MODULE, NDARRAY, SURE_TENSOR, TENSORISH
 from .facts import Bind, Binding, dotted, end_of, pos_of, walk
 from .inplace import is_inplace_method, written
+from .position import at
 
 FAR = (1 << 30, 0)
 MAX_HOPS = 8  # local names followed back from a return statement to a parameter
@@ -174,7 +175,7 @@ def _targets(node, ctx) -> Iterator[tuple[ast.AST, Optional[str]]]:
         if isinstance(func, ast.Attribute) and func.attr in ARRAY_WRITE_METHODS:
             yield _root(func.value), "ndarray"
             return
-        index = NUMPY_WRITERS.get(ctx.qualname(func) or "")
+        index = NUMPY_WRITERS.get(ctx.facts.qualname(func) or "")
         if index is not None:
             if len(call.args) > index:
                 yield _root(call.args[index]), "ndarray"
@@ -298,7 +299,7 @@ def _returned_alias(fn, ctx, index) -> Optional[Returned]:
         if index is not None:
             plain = isinstance(value, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in value.elts)
             value = value.elts[index] if plain and index < len(value.elts) else None
-        inner = summaries.at(ctx, frame, r)
+        inner = at(ctx, frame, r)
         got = _paths(value, inner, 0) if value is not None else None
         if got is None:
             return None
@@ -368,7 +369,7 @@ def _step(expr, ctx, on_array: bool = False) -> Optional[tuple[Step, ast.AST]]:
     if not isinstance(expr, ast.Call):
         return None
     func = expr.func
-    q = ctx.qualname(func)
+    q = ctx.facts.qualname(func)
     if q in ARRAY_TO_TENSOR:
         if len(expr.args) == 1 and not any(k.arg in ("dtype", "device", "copy") for k in expr.keywords):
             return Step(FROM_NUMPY, expr, q), expr.args[0]
@@ -429,7 +430,7 @@ def _advanced(index: ast.AST, ctx) -> bool:
         if isinstance(part, (ast.Slice, ast.Constant)) or (isinstance(part, ast.UnaryOp) and isinstance(
                 part.op, (ast.USub, ast.UAdd)) and isinstance(part.operand, ast.Constant)):
             continue
-        if isinstance(part, (ast.Name, ast.Attribute, ast.BinOp)) and ctx.kind(part) not in INDEX_ARRAYS:
+        if isinstance(part, (ast.Name, ast.Attribute, ast.BinOp)) and evidence.kind(part, ctx) not in INDEX_ARRAYS:
             continue
         return True
     return False
@@ -464,10 +465,10 @@ def _fits(source: ast.AST, steps: tuple[Step, ...], ctx, side: Optional[str] = N
 
 def _crosses(step: Step, before: ast.AST, source: ast.AST, ctx, side: str) -> bool:
     if step.op == NUMPY:
-        return side == "tensor" and _imports_torch(ctx) and ctx.kind(source) not in (NDARRAY, MODULE)
+        return side == "tensor" and _imports_torch(ctx) and evidence.kind(source, ctx) not in (NDARRAY, MODULE)
     if step.op == ASARRAY:
-        return side == "tensor" and ctx.kind(before) in TENSORISH
-    known = ctx.kind(before)
+        return side == "tensor" and evidence.kind(before, ctx) in TENSORISH
+    known = evidence.kind(before, ctx)
     if step.text == "torch.from_numpy":
         return side == "ndarray" and known not in SURE_TENSOR
     return side == "ndarray" and known == NDARRAY

@@ -18,7 +18,7 @@ from . import api, names, summaries
 from .facts import Bind, TENSOR_TYPES, base_name, dotted, guard_key, pos_of, walk
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..rules.context import Context
+    from .position import Position
 
 
 class Kind(str, enum.Enum):
@@ -86,7 +86,7 @@ def join(kinds: Iterable[Optional[Kind]]) -> Optional[Kind]:
 
 
 @memoised(unknown=None)
-def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[Kind]:
+def kind(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> Optional[Kind]:
     """The kind of `expr` evaluated at `pos` (defaults to the node under check)."""
     if isinstance(expr, ast.Name):
         key = expr.id
@@ -148,7 +148,7 @@ def kind(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> Optional[Ki
     return None
 
 
-def reaching(name: str, ctx: "Context", pos) -> list:
+def reaching(name: str, ctx: "Position", pos) -> list:
     """Bindings that may give `name` its value at `pos` (this scope's, else an enclosing one's). A
     `name = None` binding is left out when others reach too: where a value that is None or a tensor is
     used as a tensor (`if x is not None: torch.tensor(x)`), it is the tensor."""
@@ -164,7 +164,7 @@ def _binds_none(b) -> bool:
     return b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and isinstance(b.value, ast.Constant) and b.value.value is None
 
 
-def _binding_kind(b, name: str, ctx: "Context", depth: int) -> Optional[Kind]:
+def _binding_kind(b, name: str, ctx: "Position", depth: int) -> Optional[Kind]:
     if b.annotation is not None:
         ann = annotation_kind(b.annotation, ctx)
         if ann:
@@ -192,14 +192,14 @@ def _binding_kind(b, name: str, ctx: "Context", depth: int) -> Optional[Kind]:
     return None
 
 
-def _forward_input(b, ctx: "Context") -> bool:
+def _forward_input(b, ctx: "Position") -> bool:
     """A parameter (not `self`, not *args / **kwargs) of `forward` of a class that subclasses a module."""
     fn, cls = summaries.def_of(b, ctx), ctx.frame.cls
     return (fn is not None and fn.name == "forward" and cls is not None and fn in cls.body
             and b.node in fn.args.args[1:] + fn.args.kwonlyargs and _is_module_class(cls, ctx))
 
 
-def element_kind(value: ast.AST, index: int, ctx: "Context", pos, depth: int) -> Optional[Kind]:
+def element_kind(value: ast.AST, index: int, ctx: "Position", pos, depth: int) -> Optional[Kind]:
     """The kind of element `index` of `value` (`a, b = value`): of a tuple display, of a loader batch, or
     of what a function of the file returns."""
     if isinstance(value, (ast.Tuple, ast.List)):
@@ -211,7 +211,7 @@ def element_kind(value: ast.AST, index: int, ctx: "Context", pos, depth: int) ->
     return LIKELY_TENSOR if kind(value, ctx, pos, depth + 1) == BATCH else None
 
 
-def _batch_kind(loop, name: str, ctx: "Context") -> Optional[Kind]:
+def _batch_kind(loop, name: str, ctx: "Position") -> Optional[Kind]:
     """What a loop over a data loader binds: `for x, y in loader` (or `enumerate(loader)`, `tqdm(loader)`)
     gives tensors, `for batch in loader` a batch (whose items are tensors). A loader is a DataLoader the
     code builds, or one named so whose loop trains or runs under `no_grad` (names alone are not enough)."""
@@ -231,7 +231,7 @@ def _batch_kind(loop, name: str, ctx: "Context") -> Optional[Kind]:
     return LIKELY_TENSOR if any(isinstance(e, ast.Name) and e.id == name for e in walk(target)) else None
 
 
-def _is_loader(expr, loop, ctx: "Context") -> bool:
+def _is_loader(expr, loop, ctx: "Position") -> bool:
     if isinstance(expr, ast.Name):
         b = ctx.frame.scope.binding_before(expr.id, pos_of(loop))
         if b is not None and isinstance(b.value, ast.Call) and (ctx.facts.qualname(b.value.func) or "").endswith(
@@ -240,7 +240,7 @@ def _is_loader(expr, loop, ctx: "Context") -> bool:
     return names.LOADER(dotted(expr)) and (id(loop) in ctx.facts.training_loops or id(loop) in ctx.facts.no_grad_loops)
 
 
-def _binding_attached(b, expr: ast.Name, ctx: "Context", pos, depth: int) -> bool:
+def _binding_attached(b, expr: ast.Name, ctx: "Position", pos, depth: int) -> bool:
     if b.grad_off or ctx.frame.scope.grad_off_at(b.pos):
         return False
     if b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and b.value is not None:
@@ -255,7 +255,7 @@ def _binding_attached(b, expr: ast.Name, ctx: "Context", pos, depth: int) -> boo
     return False
 
 
-def _call_kind(call: ast.Call, ctx: "Context", pos, depth: int) -> Optional[Kind]:
+def _call_kind(call: ast.Call, ctx: "Position", pos, depth: int) -> Optional[Kind]:
     q = ctx.facts.qualname(call.func)
     if ctx.facts.tensor_functions and _declared_tensor_function(call.func, q, ctx.facts.tensor_functions):
         return TENSOR
@@ -323,12 +323,12 @@ def numpy_tensor_inputs(call: ast.Call, qualname: Optional[str]) -> list:
     return list(call.args) if passes == "any" else call.args[:1]
 
 
-def _imported(expr: ast.AST, ctx: "Context", pos) -> bool:
+def _imported(expr: ast.AST, ctx: "Position", pos) -> bool:
     """`L` of `from .. import lowering as L`: a name an import binds."""
     return isinstance(expr, ast.Name) and any(b.kind == Bind.IMPORT for b in reaching(expr.id, ctx, pos))
 
 
-def self_attribute_kind(attr: str, ctx: "Context") -> Optional[Kind]:
+def self_attribute_kind(attr: str, ctx: "Position") -> Optional[Kind]:
     """What `self.attr` holds, from every `self.attr = value` and `self.register_buffer("attr", value)` of the
     enclosing class, when they all agree; values are judged without their method's scope (torch calls,
     constructors, conversions of other attributes), so a value built from a local name is unknown."""
@@ -355,7 +355,7 @@ def _reads_self_attribute(value: ast.AST, attr: str) -> bool:
                and n.value.id == "self" for n in walk(value))
 
 
-def _free_kind(value: ast.AST, ctx: "Context") -> Optional[Kind]:
+def _free_kind(value: ast.AST, ctx: "Position") -> Optional[Kind]:
     """The kind of a value that does not depend on local names."""
     if isinstance(value, ast.Constant):
         return SCALAR if value.value is not None else None
@@ -380,14 +380,14 @@ def _free_kind(value: ast.AST, ctx: "Context") -> Optional[Kind]:
     return None
 
 
-def _submodule_call(func: ast.Attribute, ctx: "Context") -> bool:
+def _submodule_call(func: ast.Attribute, ctx: "Position") -> bool:
     """`self.encoder(x)`: an attribute the class sets (`self.encoder = ...`) and names like a module;
     a method such as `self.get_model()` is not a forward pass."""
     return (isinstance(func.value, ast.Name) and func.value.id == "self" and names.MODULE_NAME(func.attr)
             and func.attr in _self_attributes(ctx))
 
 
-def _self_attributes(ctx: "Context") -> frozenset:
+def _self_attributes(ctx: "Position") -> frozenset:
     """Names the enclosing class sets on `self`: assigned anywhere in its body, or registered
     (`self.register_modules(unet=unet)`, `self.add_module("head", ...)`)."""
     cls = ctx.frame.cls
@@ -404,7 +404,7 @@ def _self_attributes(ctx: "Context") -> frozenset:
     return ctx.facts.memo[key]
 
 
-def _only_named(name: str, ctx: "Context", pos) -> bool:
+def _only_named(name: str, ctx: "Position", pos) -> bool:
     """`name` is a plain parameter: its name is all that says what it is (`actor_critic` may be a factory)."""
     found = reaching(name, ctx, pos)
     return bool(found) and all(b.kind == Bind.ARG and b.annotation is None for b in found)
@@ -437,7 +437,7 @@ def _declared_tensor_function(func: ast.AST, qualname: Optional[str], names: fro
     return bool(text) and (text in names or qualname in names or text.rsplit(".", 1)[-1] in names)
 
 
-def annotation_kind(ann: ast.AST, ctx: "Context") -> Optional[Kind]:
+def annotation_kind(ann: ast.AST, ctx: "Position") -> Optional[Kind]:
     if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
         text = ann.value
         return TENSOR if text in ("torch.Tensor", "Tensor") else None
@@ -454,7 +454,7 @@ def annotation_kind(ann: ast.AST, ctx: "Context") -> Optional[Kind]:
 
 
 @memoised(unknown=False)
-def attached(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> bool:
+def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
     """Whether `expr` is (by the file's evidence) part of an autograd graph: it requires grad."""
     if isinstance(expr, ast.Name):
         scope = ctx.frame.scope
@@ -511,7 +511,7 @@ def attached(expr: ast.AST, ctx: "Context", pos=None, depth: int = 0) -> bool:
     return False
 
 
-def _is_module_class(cls: ast.ClassDef, ctx: "Context") -> bool:
+def _is_module_class(cls: ast.ClassDef, ctx: "Position") -> bool:
     for base in cls.bases:
         q = ctx.facts.qualname(base) or ""
         if q.startswith("torch.nn.") or (isinstance(base, (ast.Name, ast.Attribute))
@@ -520,7 +520,7 @@ def _is_module_class(cls: ast.ClassDef, ctx: "Context") -> bool:
     return False
 
 
-def is_param_like(expr: ast.AST, ctx: "Context") -> bool:
+def is_param_like(expr: ast.AST, ctx: "Position") -> bool:
     """A parameter, gradient or optimizer-state target: `.weight`, `.bias`, `.grad`, params loop vars."""
     node = expr
     while isinstance(node, (ast.Subscript, ast.Call)):

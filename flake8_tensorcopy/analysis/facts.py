@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import enum
 import functools
 import re
 from collections import deque
@@ -17,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, Optional
 
 from . import api
+from .bindings import Bind, Binding, Pos, end_of, pos_of
+from .flow import Flow
 
-Pos = tuple[int, int]
 MATCH_CASE = getattr(ast, "match_case", ())  # Python 3.10+
 
 GRAD_OFF_CALLS = frozenset(
@@ -29,35 +29,6 @@ SET_GRAD = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled
 TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 TRAINING_CALLS = frozenset({"backward", "step"})
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
-
-
-class Bind(enum.Enum):
-    """How a binding gives a name its value."""
-
-    ASSIGN = "assign"  # name = value
-    ANNASSIGN = "annassign"  # name: T = value
-    AUG = "aug"  # name += value (the same object, for tensors)
-    UNPACK = "unpack"  # a, b = value: element `index` of value
-    FOR = "for"  # for name in value
-    WITH = "with"  # with value as name
-    ARG = "arg"  # a parameter
-    IMPORT = "import"
-    DEL = "del"
-    OTHER = "other"  # def, class, except ... as name, targets the walk does not follow
-
-
-@dataclass
-class Binding:
-    name: str
-    pos: Pos  # start of the binding statement
-    end: Pos  # end of the binding statement
-    kind: Bind
-    value: Optional[ast.expr] = None  # the bound expression, for simple `name = value`
-    annotation: Optional[ast.expr] = None
-    node: Optional[ast.AST] = None  # the binding statement (or arg / loop)
-    grad_off: bool = False  # bound under no_grad / inference_mode
-    block: Optional[tuple[Pos, Pos]] = None  # the conditional body the binding sits in, if any
-    index: Optional[int] = None  # Bind.UNPACK: the element of `value` this name takes (`a, b = f()`)
 
 
 @dataclass
@@ -148,7 +119,6 @@ class Scope:
 
     def _flow(self):
         if self.flow is None:
-            from .flow import Flow  # (flow.py imports this module)
             self.flow = Flow(self)
         return self.flow
 
@@ -307,7 +277,7 @@ class FileFacts:
         if any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "state_dict" for f in node.body):
             self.classes_with_state_dict.add(node.name)
         if scope is not None:
-            scope.bind(Binding(node.name, _pos(node), _end(node), Bind.OTHER, node=node))
+            scope.bind(Binding(node.name, pos_of(node), end_of(node), Bind.OTHER, node=node))
         inner = Frame(Scope(node, scope), frame.func, node, frame.grad_disabled, (), frame.guards, frame.funcs)
         if self._cold(node):  # its methods are walked when a summary asks (function_frame)
             self._outer.update((id(d), inner) for d in node.body if isinstance(d, DEFS))
@@ -324,7 +294,7 @@ class FileFacts:
         if frame.grad_disabled:
             self.no_grad_loops.add(id(node))
         for name in _target_names(node.target):
-            frame.scope.bind(Binding(name, _pos(node), _pos(node.iter), Bind.FOR, value=node.iter, node=node))
+            frame.scope.bind(Binding(name, pos_of(node), pos_of(node.iter), Bind.FOR, value=node.iter, node=node))
         loop = _replace(frame, loops=frame.loops + (node,), block=_span(node.body))
         return [(node.target, frame), (node.iter, frame)] + [(s, loop) for s in node.body] + [
             (s, _branch(frame, node.orelse)) for s in node.orelse
@@ -342,7 +312,7 @@ class FileFacts:
             grad = self.grad_after(item.context_expr, grad)
             if item.optional_vars is not None:
                 for name in _target_names(item.optional_vars):
-                    frame.scope.bind(Binding(name, _pos(node), _end(item.context_expr), Bind.WITH, node=node))
+                    frame.scope.bind(Binding(name, pos_of(node), end_of(item.context_expr), Bind.WITH, node=node))
         inner = frame if grad == frame.grad_disabled else _replace(frame, grad_disabled=grad)
         return [(i, frame) for i in node.items] + [(s, inner) for s in node.body]
 
@@ -356,18 +326,18 @@ class FileFacts:
         self._import(node)
         for a in node.names:
             name = a.asname or a.name.split(".")[0]
-            frame.scope.bind(Binding(name, _pos(node), _end(node), Bind.IMPORT, node=node))
+            frame.scope.bind(Binding(name, pos_of(node), end_of(node), Bind.IMPORT, node=node))
         return _plain(node, frame)
 
     def _delete(self, node: ast.Delete, frame: Frame) -> list:
         for t in node.targets:
             for name in _target_names(t):
-                frame.scope.bind(Binding(name, _pos(node), _end(node), Bind.DEL, node=node))
+                frame.scope.bind(Binding(name, pos_of(node), end_of(node), Bind.DEL, node=node))
         return _plain(node, frame)
 
     def _except(self, node: ast.ExceptHandler, frame: Frame) -> list:
         if node.name:
-            frame.scope.bind(Binding(node.name, _pos(node), _pos(node), Bind.OTHER, node=node))
+            frame.scope.bind(Binding(node.name, pos_of(node), pos_of(node), Bind.OTHER, node=node))
         handler = _branch(frame, node.body)
         return ([(node.type, frame)] if node.type else []) + [(s, handler) for s in node.body]
 
@@ -381,7 +351,7 @@ class FileFacts:
             self.discarded.add(id(node.value))
             call = node.value
             if self.qualname(call.func) in SET_GRAD and len(call.args) == 1 and isinstance(call.args[0], ast.Constant):
-                frame.scope.grad_switches[_pos(node)] = call.args[0].value is False
+                frame.scope.grad_switches[pos_of(node)] = call.args[0].value is False
         return _plain(node, frame)
 
     def _call(self, node: ast.Call, frame: Frame) -> list:
@@ -407,7 +377,7 @@ class FileFacts:
             if id(node) in self._frames:
                 return []  # walked on demand already
             if id(node) not in self._outer:  # (bound already when walked on demand)
-                scope.bind(Binding(node.name, _pos(node), _end(node), Bind.OTHER, node=node))
+                scope.bind(Binding(node.name, pos_of(node), end_of(node), Bind.OTHER, node=node))
                 self._outer[id(node)] = frame
             if self._cold(node):
                 return []
@@ -419,7 +389,7 @@ class FileFacts:
         args = node.args
         for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
             if a is not None:
-                inner_scope.bind(Binding(a.arg, _pos(node), _pos(node), Bind.ARG, annotation=a.annotation, node=a))
+                inner_scope.bind(Binding(a.arg, pos_of(node), pos_of(node), Bind.ARG, annotation=a.annotation, node=a))
         inner = Frame(inner_scope, node, frame.cls, grad, (), frame.guards, frame.funcs + (node,))
         self._frames[id(node)] = inner
         outer = [(d, frame) for d in decorators] + [(d, frame) for d in args.defaults + args.kw_defaults if d]
@@ -439,25 +409,26 @@ class FileFacts:
             targets, value, kind, ann = [node.target], node.value, Bind.ASSIGN, None
         for t in targets:
             if isinstance(t, ast.Name):
-                scope.bind(Binding(t.id, _pos(node), _end(node), kind, value, ann, node, off, frame.block))
+                scope.bind(Binding(t.id, pos_of(node), end_of(node), kind, value, ann, node, off, frame.block))
             elif (isinstance(t, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
                   and len(t.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in t.elts)):
                 for elt, part in zip(t.elts, value.elts):  # `x, y = t["x"], t["y"]`: element by element
                     if isinstance(elt, ast.Name):
-                        scope.bind(Binding(elt.id, _pos(node), _end(node), kind, part, None, node, off, frame.block))
+                        scope.bind(Binding(elt.id, pos_of(node), end_of(node), kind, part, None, node, off,
+                                           frame.block))
                     else:
                         for name in _target_names(elt):
-                            scope.bind(Binding(name, _pos(node), _end(node), Bind.OTHER, node=node))
+                            scope.bind(Binding(name, pos_of(node), end_of(node), Bind.OTHER, node=node))
             elif isinstance(t, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in t.elts):
                 for i, elt in enumerate(t.elts):  # `emb, labels = extract(...)`: the element a function returns
                     for name in _target_names(elt):
                         index = i if isinstance(elt, ast.Name) else None
                         how = Bind.UNPACK if index is not None else Bind.OTHER
-                        scope.bind(Binding(name, _pos(node), _end(node), how, value, None, node, off, frame.block,
+                        scope.bind(Binding(name, pos_of(node), end_of(node), how, value, None, node, off, frame.block,
                                            index))
             else:
                 for name in _target_names(t):
-                    scope.bind(Binding(name, _pos(node), _end(node), Bind.OTHER, node=node))
+                    scope.bind(Binding(name, pos_of(node), end_of(node), Bind.OTHER, node=node))
 
     def grad_after(self, expr: ast.expr, grad: bool) -> bool:
         """Grad mode inside `with expr:` or under decorator `expr`, given the mode outside."""
@@ -650,17 +621,6 @@ def _is_false_const(expr: ast.AST) -> bool:
     return isinstance(expr, ast.Constant) and expr.value is False
 
 
-def _pos(node: ast.AST) -> Pos:
-    return (node.lineno, node.col_offset)
-
-
-def _end(node: ast.AST) -> Pos:
-    return (node.end_lineno or node.lineno, node.end_col_offset or 0)
-
-
-pos_of, end_of = _pos, _end
-
-
 def self_attribute(node: ast.AST, subscripts: bool = False) -> Optional[str]:
     """`attr` of `self.attr` (and of `self.attr[key]...` with `subscripts`), else None."""
     while subscripts and isinstance(node, ast.Subscript):
@@ -686,11 +646,11 @@ def assigned(stmt: ast.AST) -> list[tuple[ast.expr, ast.expr]]:
 
 def within(stmts: list, pos: Pos) -> bool:
     """`pos` lies in the statements `stmts` (a non-empty body)."""
-    return _pos(stmts[0]) <= pos <= _end(stmts[-1])
+    return pos_of(stmts[0]) <= pos <= end_of(stmts[-1])
 
 
 def _span(body: list) -> Optional[tuple[Pos, Pos]]:
-    return (_pos(body[0]), _end(body[-1])) if body else None
+    return (pos_of(body[0]), end_of(body[-1])) if body else None
 
 
 def _branch(frame: Frame, body: list, guards: frozenset = None) -> Frame:

@@ -14,7 +14,7 @@ import ast
 import bisect
 from typing import Optional
 
-from .facts import Bind, Pos, end_of, pos_of
+from .bindings import Bind, Pos, end_of, pos_of
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 TRY = tuple(t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None)

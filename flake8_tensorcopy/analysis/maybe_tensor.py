@@ -26,10 +26,10 @@ def declared_tensor(name: str, ctx) -> Optional[str]:
     if _in_mode_branch(ctx, func):
         return None
     if b.annotation is not None and _mixed_union(b.annotation, ctx):
-        return f"annotated {ctx.text(b.annotation)}"
+        return f"annotated {ctx.facts.segment(b.annotation)}"
     for stmt, test in _tensor_tests(ctx, func, name):
         if not _may_narrow(stmt, ctx, func):
-            return f"the function tests {ctx.text(test)} on line {test.lineno}"
+            return f"the function tests {ctx.facts.segment(test)} on line {test.lineno}"
     return None
 
 

@@ -16,6 +16,7 @@ from typing import Iterator, Optional
 
 from . import api, evidence, summaries
 from .facts import DEFS, assigned, dotted, end_of, pos_of, self_attribute, walk
+from .position import at
 
 COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith) + tuple(
     t for t in (getattr(ast, "TryStar", None), getattr(ast, "Match", None)) if t is not None)
@@ -60,7 +61,7 @@ def _stores(fn, frame, ctx) -> Iterator[tuple[ast.stmt, str]]:
         for target, value in assigned(stmt):
             attr = self_attribute(target, subscripts=True)
             if attr is not None and not frame.scope.grad_off_at(pos_of(stmt)) and evidence.attached(
-                    value, summaries.at(ctx, frame, stmt)):
+                    value, at(ctx, frame, stmt)):
                 yield stmt, attr
 
 

@@ -44,7 +44,7 @@ def _tensor(expr, ctx, pos, depth, callers=True) -> bool:
     if isinstance(expr, ast.Call):
         if summaries.returned(summaries.callee(expr, ctx, pos), ctx, None, ask, depth + 1):
             return True  # a function of the file that returns one
-        q = ctx.qualname(expr.func)
+        q = ctx.facts.qualname(expr.func)
         inputs = numpy_tensor_inputs(expr, q)
         if inputs:  # numpy.ceil(t) of a tensor is a tensor
             return any(_tensor(a, ctx, pos, depth + 1, callers) for a in inputs)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import copy
 import itertools
 import os
 import re
@@ -19,6 +18,7 @@ from typing import Callable, Optional
 
 from . import project
 from .facts import Bind, children, lines_of, walk
+from .position import at
 
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -205,9 +205,7 @@ def in_home(fn: ast.AST, ctx):
 
 def _moved(ctx, home, node: ast.AST, frame=None):
     """`ctx` at `node` of another module's file `home` (in `frame`, by default its module's)."""
-    ctx = at(ctx, frame or home.module_frame, node)
-    ctx.facts = home
-    return ctx
+    return at(ctx, frame or home.module_frame, node, home)
 
 
 def _returned(fn, ctx, index, ask, depth, any_path):
@@ -503,10 +501,3 @@ def _called_name(node: ast.AST, modules: bool = False) -> Optional[str]:
             and (modules or node.value.id in ("self", "cls"))):
         return node.attr
     return None
-
-
-def at(ctx, frame, node: ast.AST):
-    """The rule's context moved to `node` in `frame`."""
-    inner = copy.copy(ctx)
-    inner.frame, inner.node, inner.pos = frame, node, (node.lineno, node.col_offset)
-    return inner

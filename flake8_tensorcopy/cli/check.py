@@ -13,36 +13,17 @@ from typing import Optional, Sequence, TextIO
 from ..sources import fileio
 from ..config.pyproject import ConfigError
 from ..config.discovery import discover
-from ..engine.core import AnalysisError, analyse, suppressed
-from .formats import render, shown
-from ..rules.model import Finding
-from ..sources.notebook import Notebook, NotebookError, read_notebook, split_lines
+from ..engine.core import AnalysisError
+from .formats import render
+from ..text import shown
+from ..pipeline.lint import Item, lint
+from ..sources.document import read_document
+from ..sources.notebook import NotebookError
 from .progress import Progress
 from ..rules import BY_CODE
 from ..config.settings import Options, selection
 
 FILES_PER_WORKER = 16  # below this many files per extra process, a pool costs more than it saves
-
-
-@dataclass(frozen=True)
-class Item:
-    """One reported finding. `line`/`column` are 1-based, in the cell for a notebook (`cell` is set)."""
-
-    path: str
-    line: int
-    column: int
-    code: str
-    message: str
-    end_line: int
-    end_column: int
-    cell: Optional[int] = None
-    source_line: str = ""
-    fix: Optional[str] = None  # "safe" / "unsafe" when the finding carries a fix
-    note: str = ""  # `fix`: what became of its fix ("would fix, safe", "no fix", ...)
-
-    @property
-    def sort_key(self):
-        return self.path, self.cell or 0, self.line, self.column, self.code
 
 
 @dataclass
@@ -135,41 +116,23 @@ def run(tasks: list[Task], jobs: int, progress: Progress) -> list[FileReport]:
 def check_file(task: Task) -> FileReport:
     """One file's findings; every failure becomes one error line, never an exception."""
     report = FileReport(task.display)
-    notebook = None
+    doc = None
     try:
         data = task.source if task.source is not None else fileio.read_regular(task.path)
-        if task.display.endswith(".ipynb"):
-            notebook = read_notebook(data.decode("utf-8-sig"))
-            source, report.cell_errors = notebook.program, notebook.errors
-        else:
-            source = fileio.decode(data).text
-        result = analyse(source, task.display, [BY_CODE[c] for c in task.codes],
-                         tensor_functions=task.tensor_functions)
+        notebook = task.display.endswith(".ipynb")
+        doc = read_document(data.decode("utf-8-sig") if notebook else fileio.decode(data).text, task.display)
+        report.cell_errors = doc.cells.errors if doc.cells else []
+        linted = lint(doc, [BY_CODE[c] for c in task.codes], task.tensor_functions)
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError, AnalysisError, NotebookError,
             fileio.FileError) as exc:
-        report.errors.append(_describe(exc, notebook))
+        report.errors.append(_describe(exc, doc.cells if doc else None))
         return report
     except Exception as exc:  # a bug of ours: one line for this file, the other files still checked
         report.errors.append(f"internal error: {type(exc).__name__}: {exc}")
         return report
-    lines = split_lines(source) if result.findings else []
-    for f in result.findings:
-        if suppressed(f, notebook.original if notebook else lines):
-            continue
-        report.items.append(to_item(f, task.display, notebook, lines))
-    report.errors.extend(f"internal error: {e}" for e in result.errors)
+    report.items = linted.items
+    report.errors.extend(f"internal error: {e}" for e in linted.errors)
     return report
-
-
-def to_item(f: Finding, display: str, notebook: Optional[Notebook], lines: Sequence[str], note: str = "") -> Item:
-    """A finding as reported: in its cell for a notebook (`lines`: the program's lines otherwise)."""
-    cell, line = notebook.locate(f.line) if notebook else (None, f.line)
-    _, end_line = notebook.locate(f.end_line) if notebook and f.end_line else (None, f.end_line or f.line)
-    text = notebook.source_line(f.line) if notebook else (lines[f.line - 1] if f.line <= len(lines) else "")
-    col, end_col = (notebook.column(f.line, f.col), notebook.column(f.end_line or f.line, f.end_col)) \
-        if notebook else (f.col, f.end_col)
-    return Item(display, line, col + 1, f.code, f.message, end_line, end_col + 1, cell, text,
-                f.fix.safety.value if f.fix else None, note)
 
 
 def summary(files: int, items: Sequence[Item], errors: Sequence, seconds: float) -> str:

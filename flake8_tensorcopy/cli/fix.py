@@ -12,14 +12,16 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 from ..sources import fileio
-from .check import Item, to_item
 from ..config.pyproject import ConfigError
 from ..config.discovery import discover
 from ..engine.core import AnalysisError
-from ..fix.fixer import FixError, allowed, ast_lines, fix_source
-from .formats import render, shown, text_line
+from ..fix.fixer import FixError, allowed, fix_source
+from .formats import render, text_line
+from ..text import shown
 from ..rules.model import Finding
-from ..sources.notebook import NotebookError, read_notebook
+from ..pipeline.lint import Document, Item, lines_of, to_item
+from ..sources.document import read_document
+from ..sources.notebook import NotebookError
 from .pool import parallel_map
 from ..rules import BY_CODE
 from ..config.settings import Options, selection
@@ -113,18 +115,19 @@ def _work(job: Job) -> Report:
         src = fileio.decode(job.data) if job.data is not None else fileio.read(job.path)
         report.original, report.source = src.data, src.text
         rules = [BY_CODE[c] for c in job.codes]
-        notebook = read_notebook(src.text) if job.display.endswith(".ipynb") else None
-        program = notebook.program if notebook else src.text  # a notebook's code cells as one program
+        doc = read_document(src.text, job.display)  # a notebook's code cells as one program
+        notebook = doc.cells
         report.cell_errors = notebook.errors if notebook else []
-        outcome = fix_source(program, job.display, rules, unsafe=job.unsafe, tensor_functions=job.tensor_functions)
+        outcome = fix_source(doc.program, job.display, rules, unsafe=job.unsafe,
+                             tensor_functions=job.tensor_functions)
         report.fixed = notebook.with_program(outcome.fixed) if notebook and outcome.changed else (
             src.text if notebook else outcome.fixed)
         verb = "would fix" if job.preview else "fixed"  # positions: in the text of the pass that fixed them
-        report.applied = [to_item(f, job.display, notebook, ast_lines(program), f"{verb}, {f.fix.safety.value}")
-                          for f in outcome.applied]
-        after = read_notebook(report.fixed) if notebook and outcome.changed else notebook  # positions: after
-        report.remaining = [to_item(f, job.display, after, ast_lines(outcome.fixed),
-                                    _tag(f, job.unsafe, outcome.dropped.get(id(f)))) for f in outcome.remaining]
+        report.applied = [to_item(f, doc, lines_of(doc), f"{verb}, {f.fix.safety.value}") for f in outcome.applied]
+        after = read_document(report.fixed, job.display) if notebook and outcome.changed else (
+            doc if notebook else Document(job.display, outcome.fixed))  # positions: after the fixes
+        report.remaining = [to_item(f, after, lines_of(after), _tag(f, job.unsafe, outcome.dropped.get(id(f))))
+                            for f in outcome.remaining]
         report.rule_errors = outcome.errors
         if outcome.changed:
             report.new = src.encode(report.fixed)

@@ -4,15 +4,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 from urllib.parse import quote
 
 from .. import __version__
 from ..rules.docs import DOCS_URL
+from ..pipeline.lint import Item
 from ..rules import BY_CODE, RULES
+from ..text import shown
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .check import Item
 
 FORMATS = ("text", "json", "sarif", "github")
 JSON_VERSION = 1
@@ -20,7 +20,7 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 TOOL_URI = DOCS_URL.split("/blob/")[0]
 
 
-def render(fmt: str, items: Sequence["Item"], errors: Sequence[tuple[str, str]], files: int,
+def render(fmt: str, items: Sequence[Item], errors: Sequence[tuple[str, str]], files: int,
            show_source: bool = False) -> str:
     if fmt == "json":
         return json.dumps(to_json(items, errors, files), indent=2) + "\n"
@@ -32,33 +32,13 @@ def render(fmt: str, items: Sequence["Item"], errors: Sequence[tuple[str, str]],
     return "".join(text_line(i, show_source) for i in items)
 
 
-def location(item: "Item") -> str:
+def location(item: Item) -> str:
     """`path:line:col`, or `path:cell N:line:col` in a notebook."""
     cell = f"cell {item.cell}:" if item.cell is not None else ""
     return f"{shown(item.path)}:{cell}{item.line}:{item.column}"
 
 
-# Characters that would end or forge a line, or drive a terminal: C0 and C1 controls, DEL, line separators.
-NEEDS_QUOTES = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-ESCAPED = re.compile('[\x00-\x1f\x7f-\x9f\u2028\u2029"\\\\]')  # and the quote and backslash
-ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
-
-
-def shown(name: str) -> str:
-    """A file name as text output prints it: as it is, unless it holds a control character or a line
-    separator (a name with a newline could forge an output line); then in double quotes with C escapes,
-    as git quotes paths: `"a\\nb.py"`. JSON and SARIF encode names themselves."""
-    if not NEEDS_QUOTES.search(name):
-        return name
-    return '"' + ESCAPED.sub(_escape, name) + '"'
-
-
-def _escape(match: re.Match) -> str:
-    char = match.group()
-    return ESCAPES.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
-
-
-def text_line(item: "Item", show_source: bool = False) -> str:
+def text_line(item: Item, show_source: bool = False) -> str:
     """`path:line:col: CODE message`; `[*]` before the message marks a finding `fix` repairs by default
     (`fix` says instead, in brackets after the message, what became of the fix: `item.note`)."""
     mark = "[*] " if item.fix == "safe" and not item.note else ""
@@ -70,7 +50,7 @@ def text_line(item: "Item", show_source: bool = False) -> str:
     return line
 
 
-def to_json(items: Sequence["Item"], errors: Sequence[tuple[str, str]], files: int) -> dict:
+def to_json(items: Sequence[Item], errors: Sequence[tuple[str, str]], files: int) -> dict:
     by_code: dict[str, int] = {}
     for i in items:
         by_code[i.code] = by_code.get(i.code, 0) + 1
@@ -89,7 +69,7 @@ def to_json(items: Sequence["Item"], errors: Sequence[tuple[str, str]], files: i
     }
 
 
-def to_sarif(items: Sequence["Item"], errors: Sequence[tuple[str, str]]) -> dict:
+def to_sarif(items: Sequence[Item], errors: Sequence[tuple[str, str]]) -> dict:
     index = {r.code: n for n, r in enumerate(RULES)}
     rules = [{
         "id": r.code,
@@ -127,7 +107,7 @@ def to_sarif(items: Sequence["Item"], errors: Sequence[tuple[str, str]]) -> dict
     }
 
 
-def github_line(item: "Item") -> str:
+def github_line(item: Item) -> str:
     """A GitHub Actions workflow command that annotates the line in the pull request."""
     if item.cell is not None:
         where = f"cell {item.cell}, line {item.line}, column {item.column}: "

@@ -22,7 +22,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from ..cli.formats import shown
+from ..text import shown
 from ..rules import RULES
 
 SECTION = "flake8-tensorcopy"

@@ -5,7 +5,6 @@ Every adapter (flake8 plugin, `check`, `fix`) calls `analyse`; nothing else deci
 from __future__ import annotations
 
 import ast
-import re
 import warnings
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
@@ -157,19 +156,3 @@ def parse(source: str, filename: str) -> ast.Module:
         raise AnalysisError(f"cannot parse: too deeply nested ({type(exc).__name__})") from None
     except ValueError as exc:  # null bytes on older Pythons
         raise AnalysisError(f"cannot parse: {exc}".split("\n")[0]) from None
-
-
-NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE)
-
-
-def suppressed(finding: Finding, lines: Sequence[str]) -> bool:
-    """flake8's `# noqa` semantics on the reported line: bare noqa, or a code list matched by prefix."""
-    if not 0 < finding.line <= len(lines):
-        return False
-    match = NOQA.search(lines[finding.line - 1])
-    if not match:
-        return False
-    codes = match.group("codes")
-    if not codes:
-        return True
-    return any(finding.code.startswith(c.strip().upper()) for c in re.split(r"[,\s]+", codes) if c.strip())

@@ -16,7 +16,8 @@ import libcst as cst
 from pyflakes import checker as pyflakes_checker
 from pyflakes import messages as pyflakes_messages
 
-from ..engine.core import AnalysisError, analyse, parse, suppressed
+from ..engine.core import AnalysisError, parse
+from ..pipeline.lint import Document, lint
 from .imports import add_imports, remove_copy_imports
 from ..rules.model import Edit, Finding, FixSafety, RuleSpec
 from .not_tensor import new_receivers, suspect_calls
@@ -59,9 +60,8 @@ def ast_lines(source: str) -> list[str]:
 def reported(source: str, filename: str, rules: Sequence[RuleSpec],
              tensor_functions: Sequence[str] = ()) -> tuple[list[Finding], list[str]]:
     """The findings of `rules` not suppressed by `# noqa`, and the rules' own errors."""
-    result = analyse(source, filename, rules, tensor_functions=tensor_functions)
-    lines = ast_lines(source)
-    return [f for f in result.findings if not suppressed(f, lines)], result.errors
+    linted = lint(Document(filename, source), rules, tensor_functions)
+    return linted.findings, linted.errors
 
 
 def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = RULES,

@@ -1,14 +1,10 @@
 """The small value types shared by the engine, the rules and the adapters."""
 from __future__ import annotations
 
-import ast
 import enum
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, ClassVar, Iterable, Iterator, Optional, Union
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .context import Context
+from typing import Callable, ClassVar, Iterable, Iterator, Optional, Union
 
 
 class FixSafety(enum.Enum):
@@ -111,7 +107,7 @@ class RuleSpec:
     name: str
     message: str
     nodes: tuple[type, ...]
-    check: Callable[[ast.AST, "Context"], Iterable[Finding]]
+    check: Callable[..., Iterable[Finding]]  # (node, rules.context.Context)
     trigger: Trigger
     claim: str
     doc: str

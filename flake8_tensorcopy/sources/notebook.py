@@ -23,6 +23,7 @@ from typing import Optional
 from ..engine.core import AnalysisError, could_fire, parse
 from .ipython_syntax import automagic, read_cell
 from .notebook_json import replace_sources
+from ..text import split_lines
 from ..rules import RULES
 
 BOUNDARY = "# --- tensorcopy: next cell ---"  # a comment line between two cells of the program
@@ -216,12 +217,6 @@ def _segments(program: str) -> list[list[str]]:
         else:
             out[-1].append(line)
     return out
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as Python's tokenizer counts them (\\n, \\r\\n, \\r; not form feeds), without line ends."""
-    lines = re.split(r"\r\n|\r|\n", text)
-    return lines[:-1] if lines and lines[-1] == "" else lines
 
 
 def _source_text(cell: dict) -> str:

@@ -1,0 +1,30 @@
+"""Text as output shows it (file names quoted when they could forge a line or drive a terminal), and lines
+as Python counts them."""
+from __future__ import annotations
+
+import re
+
+# Characters that would end or forge a line, or drive a terminal: C0 and C1 controls, DEL, line separators.
+NEEDS_QUOTES = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+ESCAPED = re.compile('[\x00-\x1f\x7f-\x9f\u2028\u2029"\\\\]')  # and the quote and backslash
+ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+
+
+def shown(name: str) -> str:
+    """A file name as text output prints it: as it is, unless it holds a control character or a line
+    separator (a name with a newline could forge an output line); then in double quotes with C escapes,
+    as git quotes paths: `"a\\nb.py"`. JSON and SARIF encode names themselves."""
+    if not NEEDS_QUOTES.search(name):
+        return name
+    return '"' + ESCAPED.sub(_escape, name) + '"'
+
+
+def _escape(match: re.Match) -> str:
+    char = match.group()
+    return ESCAPES.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as Python's tokenizer counts them (\\n, \\r\\n, \\r; not form feeds), without line ends."""
+    lines = re.split(r"\r\n|\r|\n", text)
+    return lines[:-1] if lines and lines[-1] == "" else lines

@@ -1,7 +1,8 @@
 """Score the engine on the held-out known-bug corpus, and print per-rule figures only.
 
     python scripts/heldout.py              # per-rule and total figures for each tier
-    python scripts/heldout.py --markdown   # the same as a markdown table (for docs/recall.md)
+    python scripts/heldout.py --markdown   # the same as a markdown table
+    python scripts/heldout.py --write      # in-sample and held-out side by side, into docs/recall.md
 
 The labels are in ecosystem/heldout.toml, in the format of ecosystem/recall.toml, and are scored with
 recall.py's own functions (load_labels, score, figures): tier 1 releases are fetched into --releases,
@@ -25,6 +26,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import recall  # noqa: E402
 
 LABELS = ROOT / "ecosystem" / "heldout.toml"
+BEGIN, END = "<!-- held-out:begin (scripts/heldout.py --write) -->", "<!-- held-out:end -->"
 
 
 def _mirror_view(cases: list, mirrors: Path, cache: Path) -> Path:
@@ -63,16 +65,55 @@ def _pct(x) -> str:
     return "–" if x is None else f"{100 * x:.0f} %"
 
 
+def side_by_side(held: dict, inside: dict, cases: list, in_cases: list) -> list[str]:
+    """docs/recall.md's held-out section: per tier and rule, in-sample and held-out figures in one table."""
+    out = [BEGIN, "## In sample and held out", "",
+           "The held-out corpus ([ecosystem/heldout.toml](../ecosystem/heldout.toml)) was mined apart from the",
+           "in-sample one, by another method (fix commits found by generic searches) in repositories the",
+           "in-sample corpus does not use; engine changes are not tuned on it case by case, and its cases are",
+           "never printed. `python scripts/heldout.py --write` regenerates this section.", ""]
+    for tier in (1, 2):
+        codes = sorted({c.code for c in cases + in_cases if c.tier == tier and c.label == "bug"})
+        out += [f"### Tier {tier}", "",
+                "| code | in sample: found | recall | precision | held out: found | recall | precision |",
+                "|---|---:|---:|---:|---:|---:|---:|"]
+        for code in codes + [None]:
+            a, b = recall.figures(inside[tier], code), recall.figures(held[tier], code)
+            scored = bool(inside[tier].found)
+            cells = [f"{a['found']}/{a['bugs']}" if scored else "not scored", _pct(a["recall"]),
+                     _pct(a["precision"]), f"{b['found']}/{b['bugs']}", _pct(b["recall"]), _pct(b["precision"])]
+            out.append(f"| {code or '**all**'} | " + " | ".join(cells) + " |")
+        out.append("")
+    return out + [END]
+
+
+def write_section(lines: list[str], report: Path = recall.REPORT) -> None:
+    """Put the section into the report, replacing the one there (recall.py keeps it when it rewrites)."""
+    text = report.read_text() if report.exists() else ""
+    block = "\n".join(lines)
+    if BEGIN in text and END in text:
+        text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    report.write_text(text)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--releases", type=Path, default=recall.RELEASES, help="cache of tier-1 releases")
     parser.add_argument("--mirrors", type=Path, default=recall.MIRRORS, help="fetched git snapshots (tier 2)")
     parser.add_argument("--labels", type=Path, default=LABELS, help=argparse.SUPPRESS)
     parser.add_argument("--markdown", action="store_true", help="print a markdown table")
+    parser.add_argument("--write", action="store_true", help="write in-sample and held-out figures to docs/recall.md")
     args = parser.parse_args(argv)
     _, cases = recall.load_labels(args.labels)
     mirrors = _mirror_view(cases, args.mirrors, args.releases.parent)
     tiers = {t: recall.score(cases, (t,), args.releases, mirrors, fetch=True) for t in (1, 2)}
+    if args.write:
+        _, in_cases = recall.load_labels(recall.LABELS)
+        inside = {t: recall.score(in_cases, (t,), args.releases, args.mirrors, fetch=True) for t in (1, 2)}
+        write_section(side_by_side(tiers, inside, cases, in_cases))
+        print(f"heldout.py: wrote the held-out section of {recall.REPORT.relative_to(ROOT)}")
     unlabelled = {t: len(s.unlabelled) for t, s in tiers.items()}
     labels = Counter((c.tier, c.label) for c in cases)
     if args.markdown:

@@ -323,8 +323,15 @@ def write_report(cases: list[Case], tiers: dict[int, Scored], floor: float) -> s
             out += [f"- `{s} {p}:{line}` {code} `{text}`" for s, p, line, code, text in scored.unlabelled] + [""]
         if scored.missing:
             out += ["### Not scored", ""] + [f"- `{k}`: {v}" for k, v in sorted(scored.missing.items())] + [""]
-    REPORT.write_text("\n".join(out))
+    REPORT.write_text("\n".join(out + _held_out_section()))
     return str(REPORT)
+
+
+def _held_out_section() -> list[str]:
+    """The in-sample / held-out section scripts/heldout.py wrote into the report, kept as it is."""
+    old = REPORT.read_text() if REPORT.exists() else ""
+    begin, end = old.find("<!-- held-out:begin"), old.find("<!-- held-out:end -->")
+    return [old[begin:end] + "<!-- held-out:end -->", ""] if 0 <= begin < end else []
 
 
 def _cases_by_cause(title: str, cases: list[Case]) -> list[str]:

@@ -155,3 +155,11 @@ def test_fix_tags_a_dropped_fix_with_its_reason():
     (left,) = outcome.remaining
     tag = fixcmd._tag(left, False, outcome.dropped[id(left)])
     assert tag == "fix dropped: the fix would leave 'memory' undefined or unbound"
+
+
+def test_a_form_feed_does_not_stop_a_fix_on_a_non_ascii_line():
+    """Columns are converted on the lines ast counts (a form feed does not end one), so a fix on a line
+    with non-ASCII text is placed right in a file that holds a form feed."""
+    source = "x = 1\n\f\ns = 'é'; a = x.clone().detach()\n"
+    out = fix_source(source, rules=[SWAP])
+    assert out.fixed == "x = 1\n\f\ns = 'é'; a = x.detach().clone()\n"

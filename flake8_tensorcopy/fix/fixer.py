@@ -25,7 +25,6 @@ from ..rules import RULES
 
 MAX_PASSES = 8
 LINE_END = re.compile(r"\r\n|\r|\n")  # the line breaks `ast` counts; str.splitlines counts more
-EXTRA_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 class FixError(Exception):
@@ -72,8 +71,7 @@ def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec]
     for _ in range(max_passes + 1):
         findings, errors = reported(text, filename, rules, tensor_functions)
         outcome.errors = errors
-        lines = ast_lines(text) if EXTRA_BREAKS.search(text) else None  # None: every position is reliable
-        todo = [f for f in findings if allowed(f, unsafe) and _positions_reliable(f, lines)]
+        todo = [f for f in findings if allowed(f, unsafe)]
         messages = _pyflakes(text, filename) if todo else []
         refused = _refused(text, todo, filename, messages) if todo else {}
         todo = [f for f in todo if id(f) not in refused]
@@ -260,16 +258,6 @@ def _strays(todo: Sequence[Finding], applied: Sequence[Finding], text: str) -> l
     starts, newline = _line_starts(text), _newline(text)
     return [f for f in todo if id(f) not in done and f.fix.edits
             and any(_span(e, starts, text, newline) is None for e in f.fix.edits)]
-
-
-def _positions_reliable(finding: Finding, lines: Optional[list[str]]) -> bool:
-    """The engine converts byte columns to characters on str.splitlines() lines; where those differ
-    from ast's lines (a form feed, say: `lines` are ast's lines then, else None) a column on a
-    non-ASCII line cannot be trusted."""
-    if lines is None:
-        return True
-    return all(0 < line <= len(lines) and lines[line - 1].isascii()
-               for e in finding.fix.edits for line in (e.start[0], e.end[0]))
 
 
 def _line_starts(text: str) -> list[int]:

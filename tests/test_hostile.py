@@ -299,18 +299,15 @@ def test_a_failed_in_place_write_puts_the_original_back(tmp_path, monkeypatch):
     path = tmp_path / "a.py"
     path.write_bytes(BAD.encode())
     os.link(path, tmp_path / "other_name.py")
-    real, calls = fileio._overwrite, []
+    real = fileio._write_at
 
-    def overwrite(fh, data):
-        calls.append(data)
-        if len(calls) == 1:  # the new text: half written, then the disk is full
-            fh.seek(0)
-            fh.write(data[:10])
-            fh.truncate()
+    def write_at(fd, data, offset):
+        if offset == 0 and bytes(data) != BAD.encode():  # the new text over the old: half written, disk full
+            real(fd, data[:10], offset)
             raise OSError(28, "No space left on device")
-        real(fh, data)
+        real(fd, data, offset)
 
-    monkeypatch.setattr(fileio, "_overwrite", overwrite)
+    monkeypatch.setattr(fileio, "_write_at", write_at)
     with pytest.raises(fileio.FileError, match="No space left on device; the original is untouched"):
         fileio.replace(str(path), BAD.encode(), FIXED.encode())
     assert path.read_text() == BAD and sorted(os.listdir(tmp_path)) == ["a.py", "other_name.py"]
@@ -323,17 +320,47 @@ def test_when_even_the_original_cannot_be_put_back_the_backup_is_named(tmp_path,
     path.write_bytes(BAD.encode())
     os.link(path, tmp_path / "other_name.py")
 
-    def overwrite(fh, data):
-        fh.seek(0)
-        fh.truncate()
+    def ftruncate(fd, length):
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(fileio, "_overwrite", overwrite)
+    monkeypatch.setattr(fileio.os, "ftruncate", ftruncate)
     saved = r"its original content is saved in .*\.a\.py\..*\.tenfix-backup"
     with pytest.raises(fileio.FileError, match=saved) as info:
         fileio.replace(str(path), BAD.encode(), FIXED.encode())
     backup = str(info.value).rsplit(" ", 1)[1]
     assert open(backup).read() == BAD
+
+
+def _fix_under_a_size_limit(tmp_path, name):
+    """`fix name` with a file-size limit one byte above the file's size: the fix (which grows the file)
+    cannot be written. SIGXFSZ ignored, so the write fails with EFBIG instead of killing the process."""
+    import resource
+    import signal
+
+    limit = os.path.getsize(tmp_path / name) + 1
+
+    def limited():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run([sys.executable, "-m", "flake8_tensorcopy", "fix", name], cwd=tmp_path, env=env,
+                          capture_output=True, timeout=60, preexec_fn=limited)
+
+
+@pytest.mark.parametrize("linked", [True, False], ids=["hard-linked", "ordinary"])
+def test_a_write_stopped_by_a_file_size_limit_leaves_the_original(tmp_path, linked):
+    big = "import torch\n" + "".join(f"a{i} = {i}\n" for i in range(300)) + BAD.split("\n", 1)[1] * 2
+    (tmp_path / "a.py").write_text(big)
+    if linked:
+        os.link(tmp_path / "a.py", tmp_path / "other_name.py")
+    done = _fix_under_a_size_limit(tmp_path, "a.py")
+    assert done.returncode == 2 and b"Traceback" not in done.stderr
+    assert done.stderr.decode().splitlines() == ["a.py: not written: File too large; the original is untouched"]
+    assert (tmp_path / "a.py").read_text() == big
+    assert sorted(os.listdir(tmp_path)) == ["a.py"] + ["other_name.py"] * linked  # no backup, no temporary
+    if linked:
+        assert os.stat(tmp_path / "a.py").st_ino == os.stat(tmp_path / "other_name.py").st_ino
 
 
 # ---- file names that hold a newline cannot forge output lines ----------------------------------------

@@ -155,6 +155,58 @@ def test_a_pyproject_that_is_not_utf8_is_a_one_line_error(tmp_path):
     assert done.returncode == 2 and b"not UTF-8" in done.stderr and b"Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("command", ["check", "fix"])
+@pytest.mark.parametrize("make", ["fifo", "dev-zero", "too-large"])
+def test_a_config_file_that_never_ends_is_refused_not_read(tree, make, command):
+    config = tree / "ci.toml"
+    if make == "fifo":
+        os.mkfifo(config)  # opened for reading, it would block until a writer came
+    elif make == "dev-zero":
+        os.symlink("/dev/zero", config)  # read, it would fill memory
+    else:
+        config.write_text("[tool.flake8-tensorcopy]\n" + "# padding\n" * 200_000)
+    done = cli(command, "--config", "ci.toml", "ok.py", cwd=tree)
+    why = b"larger than 1 MiB" if make == "too-large" else b"not a regular file"
+    assert done.returncode == 2 and done.stderr.count(b"\n") == 1 and why in done.stderr, done.stderr
+    assert b"torch.tensor(x)" in (tree / "ok.py").read_bytes()  # untouched
+
+
+TOML_TOMLLIB_CANNOT_HOLD = {
+    "digits": "v = " + "1" * 4301,  # more digits than Python converts to an int
+    "nesting": "v = " + "[" * 600 + "]" * 600,  # past the recursion limit
+}
+
+
+@pytest.mark.parametrize("command", [["check", "ok.py"], ["fix", "--diff", "ok.py"]])
+@pytest.mark.parametrize("kind", TOML_TOMLLIB_CANNOT_HOLD)
+def test_a_pyproject_tomllib_cannot_hold_is_skipped_when_it_has_no_table_of_ours(tree, kind, command):
+    (tree / "pyproject.toml").write_text("[project]\nname = 'x'\n" + TOML_TOMLLIB_CANNOT_HOLD[kind] + "\n")
+    done = cli(*command, cwd=tree)
+    assert done.returncode == 1 and b"TEN204" in done.stdout and b"Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("kind", TOML_TOMLLIB_CANNOT_HOLD)
+def test_a_table_of_ours_tomllib_cannot_hold_is_a_one_line_error_everywhere(tree, kind):
+    (tree / "pipe.py").unlink()
+    (tree / "pyproject.toml").write_text("[tool.flake8-tensorcopy]\n" + TOML_TOMLLIB_CANNOT_HOLD[kind] + "\n")
+    why = "too deeply nested" if kind == "nesting" else "Exceeds the limit (4300 digits)"
+    for command in (["check", "ok.py"], ["fix", "ok.py"]):
+        done = cli(*command, cwd=tree)
+        assert done.returncode == 2 and done.stderr.decode().count("\n") == 1, done.stderr
+        assert f"pyproject.toml: cannot read: {why}" in done.stderr.decode()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    plugin = subprocess.run([sys.executable, "-m", "flake8", "--select", "TEN", "ok.py"], cwd=tree, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert "ok.py:1:1: TEN000 flake8-tensorcopy ignores its configuration: " in plugin.stdout
+    assert why in plugin.stdout and " TEN204 " in plugin.stdout and "Traceback" not in plugin.stderr
+    codemod = subprocess.run([sys.executable, "-m", "libcst.tool", "codemod", "-x",
+                              "flake8_tensorcopy.adapters.codemod.TensorCopyCodemod", "--no-format", "ok.py"],
+                             cwd=tree, env=env, capture_output=True, text=True, timeout=60)
+    assert f"Skipped codemodding {tree / 'ok.py'}: flake8-tensorcopy: " in codemod.stderr
+    assert why in codemod.stderr and "Traceback" not in codemod.stderr
+    assert "torch.tensor(x)" in (tree / "ok.py").read_text()
+
+
 def _children(pid: int) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):

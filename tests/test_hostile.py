@@ -132,11 +132,19 @@ def test_a_folder_without_python_files_says_so(tmp_path):
     ("bad.ipynb", '{"cells": [1], "metadata": {}}', b"not a notebook: a cell is not an object"),
     ("meta.ipynb", '{"cells": [], "metadata": {"language_info": 5}}', b"'language_info' in metadata is not an object"),
     ("puny.py", "# -*- coding: punycode -*-\nx = 1\n", b"cannot decode as punycode"),
-])
-def test_malformed_inputs_are_input_errors_not_internal_ones(tmp_path, name, text, message):
+    ("numbers.ipynb", '{"cells": [{"cell_type": "code", "source": ["import torch\\n", 5]}], "metadata": {}}',
+     b"not a notebook: the 'source' of cell 1 is not a string or a list of strings"),
+    ("none.ipynb", '{"cells": [{"cell_type": "code", "source": null}], "metadata": {}}',
+     b"not a notebook: the 'source' of cell 1 is not a string or a list of strings"),
+    ("deep.ipynb", '{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}",
+     b"not a notebook: invalid JSON: too deeply nested"),
+], ids=["not-an-object", "language-info", "punycode", "numbers", "null", "deep"])
+@pytest.mark.parametrize("command", [["check"], ["fix", "--diff"], ["fix"]], ids=["check", "fix-diff", "fix"])
+def test_malformed_inputs_are_input_errors_not_internal_ones(tmp_path, name, text, message, command):
     (tmp_path / name).write_text(text)
-    done = cli("check", name, cwd=tmp_path)
+    done = cli(*command, name, cwd=tmp_path)
     assert done.returncode == 2 and message in done.stderr and b"internal error" not in done.stderr
+    assert b"too deeply nested to fix" not in done.stderr and (tmp_path / name).read_text() == text
 
 
 @pytest.mark.parametrize("pattern", ["[z-a]", "[!]", "[^]", "[[:alpha:]]*.py"])

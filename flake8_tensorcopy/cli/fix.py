@@ -119,6 +119,8 @@ def _work(job: Job) -> Report:
         outcome = fix_source(program, job.display, rules, unsafe=job.unsafe, tensor_functions=job.tensor_functions)
         report.fixed = notebook.with_program(outcome.fixed) if notebook and outcome.changed else (
             src.text if notebook else outcome.fixed)
+        if notebook and outcome.changed and report.fixed == src.text:  # never "fixed" with nothing written
+            raise NotebookError("the fixes cannot be written back into the notebook's cells")
         verb = "would fix" if job.preview else "fixed"  # positions: in the text of the pass that fixed them
         report.applied = [to_item(f, job.display, notebook, ast_lines(program), f"{verb}, {f.fix.safety.value}")
                           for f in outcome.applied]

@@ -140,13 +140,18 @@ def _rewrite_in_place(target: str, folder: str, new: bytes, original: bytes) -> 
     try:
         _overwrite(fd, new, original, backup)
     finally:
-        os.close(fd)  # unbuffered: closing flushes nothing, so it cannot fail the write a second time
+        _close(fd)  # unbuffered: closing flushes nothing, so it cannot fail the write a second time
     _remove(backup)
 
 
 def _overwrite(fd: int, new: bytes, original: bytes, backup: str) -> None:
     """Write `new` over the file open at `fd`, which must hold `original`; on failure put it back."""
-    if _read_all(fd) != original:
+    try:
+        current = _read_all(fd)
+    except OSError as exc:
+        _remove(backup)
+        raise FileError(f"not written: {exc.strerror or exc}; the original is untouched") from None
+    if current != original:
         _remove(backup)
         raise FileError("not written: the file changed since it was read")
     size = len(original)
@@ -179,21 +184,21 @@ def _restore(fd: int, original: bytes, backup: str, exc: OSError, rewrite: bool)
 
 
 def _read_all(fd: int) -> bytes:
-    chunks, offset = [], 0
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
     while True:
-        chunk = os.pread(fd, 1 << 20, offset)
+        chunk = os.read(fd, 1 << 20)
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
-        offset += len(chunk)
 
 
 def _write_at(fd: int, data: bytes, offset: int) -> None:
     """All of `data` at `offset`, unbuffered (a short write is continued; an error raises OSError)."""
+    os.lseek(fd, offset, os.SEEK_SET)
     view = memoryview(data)
     while view:
-        written = os.pwrite(fd, view, offset)
-        view, offset = view[written:], offset + written
+        view = view[os.write(fd, view):]
 
 
 def _backup(target: str, folder: str, original: bytes) -> str:
@@ -221,7 +226,15 @@ def _write_synced(fd: int, data: bytes) -> None:
         _write_at(fd, data, 0)
         os.fsync(fd)
     finally:
+        _close(fd)
+
+
+def _close(fd: int) -> None:
+    """Close a descriptor whose data is already synced (or given up): a late error there changes nothing."""
+    try:
         os.close(fd)
+    except OSError:
+        pass
 
 
 _deferring = []  # non-empty while a block defers SIGINT: nested blocks leave it to the outermost

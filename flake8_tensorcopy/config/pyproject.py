@@ -165,8 +165,10 @@ def _parse(path: str) -> dict:
         raise ConfigError(f"{where}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:  # TOML is UTF-8
         raise ConfigError(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    except (RecursionError, MemoryError):
+    except RecursionError:
         raise ConfigError(f"{where}: too deeply nested") from None
+    except MemoryError:
+        raise ConfigError(f"{where}: too large to parse") from None
     except ValueError as exc:  # TOMLDecodeError, and the integer digit limit
         raise ConfigError(f"{where}: {exc}".splitlines()[0]) from None
     return parsed.get("tool", {}) if isinstance(parsed.get("tool"), dict) else {}

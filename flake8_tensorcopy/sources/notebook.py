@@ -12,7 +12,7 @@ column; cell numbers are 1-based positions among all the notebook's cells, markd
 `cell 3` is the third cell on screen. `Notebook.with_program(fixed)` writes a changed program back into
 the code cells, keeping the IPython lines and each cell's indent, and every byte of the file outside the
 changed cells' `source` values (notebook_json.py); within a changed cell, the kept lines keep their own
-line ends (`\r\n` included), new lines get the cell's most common one.
+line ends (`\\r\\n` included), new lines get the cell's most common one.
 """
 from __future__ import annotations
 
@@ -74,10 +74,11 @@ class Notebook:
         frozen cell (an import inserted at the top) go to the first other code cell. Returns the original
         text when no cell changed, or when the boundaries did not survive (then nothing is written)."""
         cells = self._code_cells()
-        old, new = self._segments(split_lines(self.program)), self._segments(split_lines(program))
+        program_lines = split_lines(self.program)
+        old, new = self._segments(program_lines), self._segments(split_lines(program))
         if not cells or len(old) != len(cells) or len(new) != len(cells):
             return self.text
-        is_boundary = [line == self.boundary for line in split_lines(self.program)]
+        is_boundary = [line == self.boundary for line in program_lines]
         originals = self._segments([text + end for text, end in zip(self.original, self.ends)], is_boundary)
         usual = {index: _usual_end(texts) for index, texts in zip(cells, originals)}
         sources, moved = {}, []
@@ -256,7 +257,7 @@ def _joined(lines: list[str], end: str, ends_with_newline: bool) -> str:
 
 
 def _usual_end(texts: list[str]) -> str:
-    """The most common line end of a cell's lines (`texts`, with their ends); `\n` when none has one."""
+    """The most common line end of a cell's lines (`texts`, with their ends); `\\n` when none has one."""
     ends = Counter(line[len(line.rstrip("\r\n")):] for line in texts)
     ends.pop("", None)
     return ends.most_common(1)[0][0] if ends else "\n"  # a tie: the end met first

@@ -59,27 +59,15 @@ def test_file_changed_between_read_and_write(tmp_path, capsys, monkeypatch):
     assert f.read_text() == BAD + "# edited meanwhile\n" and leftovers(tmp_path) == []
 
 
-class FullDisk:
-    """A file object that writes half of what it is given, then fails as a full disk does."""
-
-    def __init__(self, fh):
-        self.fh = fh
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.fh.close()
-
-    def write(self, data):
-        self.fh.write(data[: len(data) // 2])
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-
 def test_full_disk_leaves_the_original(tmp_path, capsys, monkeypatch):
     files = make(tmp_path, 2)
-    real_fdopen = os.fdopen
-    monkeypatch.setattr(fileio.os, "fdopen", lambda fd, mode: FullDisk(real_fdopen(fd, mode)))
+    real = fileio._write_at
+
+    def full_disk(fd, data, offset):  # writes half of what it is given, then fails as a full disk does
+        real(fd, data[: len(data) // 2], offset)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(fileio, "_write_at", full_disk)
     code, _, err = run_fix(capsys, "--unsafe-fixes", "-j", "1", *files)
     assert code == 2 and err.count("not written: No space left on device; the original is untouched") == 2
     assert all(f.read_text() == BAD for f in files) and leftovers(tmp_path) == []

@@ -132,11 +132,19 @@ def test_a_folder_without_python_files_says_so(tmp_path):
     ("bad.ipynb", '{"cells": [1], "metadata": {}}', b"not a notebook: a cell is not an object"),
     ("meta.ipynb", '{"cells": [], "metadata": {"language_info": 5}}', b"'language_info' in metadata is not an object"),
     ("puny.py", "# -*- coding: punycode -*-\nx = 1\n", b"cannot decode as punycode"),
-])
-def test_malformed_inputs_are_input_errors_not_internal_ones(tmp_path, name, text, message):
+    ("numbers.ipynb", '{"cells": [{"cell_type": "code", "source": ["import torch\\n", 5]}], "metadata": {}}',
+     b"not a notebook: the 'source' of cell 1 is not a string or a list of strings"),
+    ("none.ipynb", '{"cells": [{"cell_type": "code", "source": null}], "metadata": {}}',
+     b"not a notebook: the 'source' of cell 1 is not a string or a list of strings"),
+    ("deep.ipynb", '{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}",
+     b"not a notebook: invalid JSON: too deeply nested"),
+], ids=["not-an-object", "language-info", "punycode", "numbers", "null", "deep"])
+@pytest.mark.parametrize("command", [["check"], ["fix", "--diff"], ["fix"]], ids=["check", "fix-diff", "fix"])
+def test_malformed_inputs_are_input_errors_not_internal_ones(tmp_path, name, text, message, command):
     (tmp_path / name).write_text(text)
-    done = cli("check", name, cwd=tmp_path)
+    done = cli(*command, name, cwd=tmp_path)
     assert done.returncode == 2 and message in done.stderr and b"internal error" not in done.stderr
+    assert b"too deeply nested to fix" not in done.stderr and (tmp_path / name).read_text() == text
 
 
 @pytest.mark.parametrize("pattern", ["[z-a]", "[!]", "[^]", "[[:alpha:]]*.py"])
@@ -153,6 +161,58 @@ def test_a_pyproject_that_is_not_utf8_is_a_one_line_error(tmp_path):
     (tmp_path / "a.py").write_text("x = 1\n")
     done = cli("check", ".", cwd=tmp_path)
     assert done.returncode == 2 and b"not UTF-8" in done.stderr and b"Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("command", ["check", "fix"])
+@pytest.mark.parametrize("make", ["fifo", "dev-zero", "too-large"])
+def test_a_config_file_that_never_ends_is_refused_not_read(tree, make, command):
+    config = tree / "ci.toml"
+    if make == "fifo":
+        os.mkfifo(config)  # opened for reading, it would block until a writer came
+    elif make == "dev-zero":
+        os.symlink("/dev/zero", config)  # read, it would fill memory
+    else:
+        config.write_text("[tool.flake8-tensorcopy]\n" + "# padding\n" * 200_000)
+    done = cli(command, "--config", "ci.toml", "ok.py", cwd=tree)
+    why = b"larger than 1 MiB" if make == "too-large" else b"not a regular file"
+    assert done.returncode == 2 and done.stderr.count(b"\n") == 1 and why in done.stderr, done.stderr
+    assert b"torch.tensor(x)" in (tree / "ok.py").read_bytes()  # untouched
+
+
+TOML_TOMLLIB_CANNOT_HOLD = {
+    "digits": "v = " + "1" * 4301,  # more digits than Python converts to an int
+    "nesting": "v = " + "[" * 600 + "]" * 600,  # past the recursion limit
+}
+
+
+@pytest.mark.parametrize("command", [["check", "ok.py"], ["fix", "--diff", "ok.py"]])
+@pytest.mark.parametrize("kind", TOML_TOMLLIB_CANNOT_HOLD)
+def test_a_pyproject_tomllib_cannot_hold_is_skipped_when_it_has_no_table_of_ours(tree, kind, command):
+    (tree / "pyproject.toml").write_text("[project]\nname = 'x'\n" + TOML_TOMLLIB_CANNOT_HOLD[kind] + "\n")
+    done = cli(*command, cwd=tree)
+    assert done.returncode == 1 and b"TEN204" in done.stdout and b"Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("kind", TOML_TOMLLIB_CANNOT_HOLD)
+def test_a_table_of_ours_tomllib_cannot_hold_is_a_one_line_error_everywhere(tree, kind):
+    (tree / "pipe.py").unlink()
+    (tree / "pyproject.toml").write_text("[tool.flake8-tensorcopy]\n" + TOML_TOMLLIB_CANNOT_HOLD[kind] + "\n")
+    why = "too deeply nested" if kind == "nesting" else "Exceeds the limit (4300 digits)"
+    for command in (["check", "ok.py"], ["fix", "ok.py"]):
+        done = cli(*command, cwd=tree)
+        assert done.returncode == 2 and done.stderr.decode().count("\n") == 1, done.stderr
+        assert f"pyproject.toml: cannot read: {why}" in done.stderr.decode()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    plugin = subprocess.run([sys.executable, "-m", "flake8", "--select", "TEN", "ok.py"], cwd=tree, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert "ok.py:1:1: TEN000 flake8-tensorcopy ignores its configuration: " in plugin.stdout
+    assert why in plugin.stdout and " TEN204 " in plugin.stdout and "Traceback" not in plugin.stderr
+    codemod = subprocess.run([sys.executable, "-m", "libcst.tool", "codemod", "-x",
+                              "flake8_tensorcopy.adapters.codemod.TensorCopyCodemod", "--no-format", "ok.py"],
+                             cwd=tree, env=env, capture_output=True, text=True, timeout=60)
+    assert f"Skipped codemodding {tree / 'ok.py'}: flake8-tensorcopy: " in codemod.stderr
+    assert why in codemod.stderr and "Traceback" not in codemod.stderr
+    assert "torch.tensor(x)" in (tree / "ok.py").read_text()
 
 
 def _children(pid: int) -> list[int]:
@@ -299,18 +359,15 @@ def test_a_failed_in_place_write_puts_the_original_back(tmp_path, monkeypatch):
     path = tmp_path / "a.py"
     path.write_bytes(BAD.encode())
     os.link(path, tmp_path / "other_name.py")
-    real, calls = fileio._overwrite, []
+    real = fileio._write_at
 
-    def overwrite(fh, data):
-        calls.append(data)
-        if len(calls) == 1:  # the new text: half written, then the disk is full
-            fh.seek(0)
-            fh.write(data[:10])
-            fh.truncate()
+    def write_at(fd, data, offset):
+        if offset == 0 and bytes(data) != BAD.encode():  # the new text over the old: half written, disk full
+            real(fd, data[:10], offset)
             raise OSError(28, "No space left on device")
-        real(fh, data)
+        real(fd, data, offset)
 
-    monkeypatch.setattr(fileio, "_overwrite", overwrite)
+    monkeypatch.setattr(fileio, "_write_at", write_at)
     with pytest.raises(fileio.FileError, match="No space left on device; the original is untouched"):
         fileio.replace(str(path), BAD.encode(), FIXED.encode())
     assert path.read_text() == BAD and sorted(os.listdir(tmp_path)) == ["a.py", "other_name.py"]
@@ -323,17 +380,47 @@ def test_when_even_the_original_cannot_be_put_back_the_backup_is_named(tmp_path,
     path.write_bytes(BAD.encode())
     os.link(path, tmp_path / "other_name.py")
 
-    def overwrite(fh, data):
-        fh.seek(0)
-        fh.truncate()
+    def ftruncate(fd, length):
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(fileio, "_overwrite", overwrite)
+    monkeypatch.setattr(fileio.os, "ftruncate", ftruncate)
     saved = r"its original content is saved in .*\.a\.py\..*\.tenfix-backup"
     with pytest.raises(fileio.FileError, match=saved) as info:
         fileio.replace(str(path), BAD.encode(), FIXED.encode())
     backup = str(info.value).rsplit(" ", 1)[1]
     assert open(backup).read() == BAD
+
+
+def _fix_under_a_size_limit(tmp_path, name):
+    """`fix name` with a file-size limit one byte above the file's size: the fix (which grows the file)
+    cannot be written. SIGXFSZ ignored, so the write fails with EFBIG instead of killing the process."""
+    import resource
+    import signal
+
+    limit = os.path.getsize(tmp_path / name) + 1
+
+    def limited():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run([sys.executable, "-m", "flake8_tensorcopy", "fix", name], cwd=tmp_path, env=env,
+                          capture_output=True, timeout=60, preexec_fn=limited)
+
+
+@pytest.mark.parametrize("linked", [True, False], ids=["hard-linked", "ordinary"])
+def test_a_write_stopped_by_a_file_size_limit_leaves_the_original(tmp_path, linked):
+    big = "import torch\n" + "".join(f"a{i} = {i}\n" for i in range(300)) + BAD.split("\n", 1)[1] * 2
+    (tmp_path / "a.py").write_text(big)
+    if linked:
+        os.link(tmp_path / "a.py", tmp_path / "other_name.py")
+    done = _fix_under_a_size_limit(tmp_path, "a.py")
+    assert done.returncode == 2 and b"Traceback" not in done.stderr
+    assert done.stderr.decode().splitlines() == ["a.py: not written: File too large; the original is untouched"]
+    assert (tmp_path / "a.py").read_text() == big
+    assert sorted(os.listdir(tmp_path)) == ["a.py"] + ["other_name.py"] * linked  # no backup, no temporary
+    if linked:
+        assert os.stat(tmp_path / "a.py").st_ino == os.stat(tmp_path / "other_name.py").st_ino
 
 
 # ---- file names that hold a newline cannot forge output lines ----------------------------------------

@@ -3,6 +3,7 @@ writing a fixed program back without disturbing the rest of the file."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -146,3 +147,53 @@ def test_an_added_import_goes_below_a_python_cell_magic(tmp_path, capsys):
     cells = _fixed_cells(tmp_path, capsys, code_notebook("\n%%time\n" + train), "--unsafe-fixes")
     fixed = train.replace("= model.state_dict()", "= copy.deepcopy(model.state_dict())")
     assert cells == ["\n%%time\nimport copy\n\n" + fixed]  # above it, %%time would be a line magic
+
+
+SETUP = "import torch\nh = torch.ones(3)\n"
+
+
+@pytest.mark.parametrize("indent", ["", "    "])
+@pytest.mark.parametrize("held", [[BOUNDARY], ["# --- tensorcopy: next cell 1 ---", BOUNDARY]])
+def test_a_cell_holding_the_cell_separator_is_still_fixed(tmp_path, capsys, held, indent):
+    """The separator is chosen per notebook among lines no cell holds (as IPython reads the cell: an
+    indented cell is dedented)."""
+    first = "".join(f"{indent}{line}\n" for line in ["import torch", "h = torch.ones(3)", *held, "b = torch.tensor(h)"])
+    code, text, _ = fix_notebook(tmp_path, capsys, code_notebook(first, "print(b)\n"))
+    assert code == 0 and cell_sources(text) == [first.replace("torch.tensor(h)", "h.detach().clone()"), "print(b)\n"]
+    assert read_notebook(code_notebook(first, "x = 1\n")).boundary not in held
+
+
+def test_a_fix_the_cells_cannot_take_is_an_error_not_fixed(tmp_path, capsys, monkeypatch):
+    from flake8_tensorcopy.sources.notebook import Notebook
+
+    monkeypatch.setattr(Notebook, "with_program", lambda self, program: self.text)  # e.g. boundaries lost
+    text = code_notebook(SETUP + "b = torch.tensor(h)\n")
+    code, after, err = fix_notebook(tmp_path, capsys, text)
+    assert code == 2 and after == text and "the fixes cannot be written back into the notebook's cells" in err
+
+
+@pytest.mark.parametrize("end", ["\r\n", "\r"])
+def test_a_fixed_cell_keeps_its_line_ends(tmp_path, capsys, end):
+    cell = (SETUP + "b = torch.tensor(h)\nprint(b)\n").replace("\n", end)
+    mixed = "x = 1\r\ny = 2\nz = torch.tensor(h)\r\n"  # mixed: each kept line keeps its own end
+    before = code_notebook(re.findall(r".*?(?:\r\n|\r|\n)", cell), re.findall(r".*?(?:\r\n|\n)", mixed), "print(b)\n")
+    code, text, _ = fix_notebook(tmp_path, capsys, before)
+    fixed = [source.replace("torch.tensor(h)", "h.detach().clone()") for source in (cell, mixed)]
+    assert code == 0 and cell_sources(text) == [*fixed, "print(b)\n"]
+    changed = [(a, b) for a, b in zip(before.splitlines(), text.splitlines()) if a != b]
+    assert len(changed) == 2 and all("h.detach().clone()" in b for _, b in changed)  # the file's other bytes stay
+
+
+def test_a_new_line_in_a_crlf_cell_gets_crlf(tmp_path, capsys):
+    train = ("def fit(model, loader, opt):\r\n    best = model.state_dict()\r\n    for x in loader:\r\n"
+             "        opt.step()\r\n    model.load_state_dict(best)\r\n")
+    cells = _fixed_cells(tmp_path, capsys, code_notebook(train), "--unsafe-fixes")
+    fixed = train.replace("= model.state_dict()", "= copy.deepcopy(model.state_dict())")
+    assert cells == ["import copy\r\n\r\n" + fixed]
+
+
+@pytest.mark.parametrize("tail", ["\n\n", "\n\n\n", "\n \n", "\n", ""])
+def test_trailing_blank_lines_of_the_last_cell_are_kept(tmp_path, capsys, tail):
+    last = SETUP + "b = torch.tensor(h)" + tail
+    cells = _fixed_cells(tmp_path, capsys, code_notebook("import os\n\n", last))
+    assert cells == ["import os\n\n", last.replace("torch.tensor(h)", "h.detach().clone()")]

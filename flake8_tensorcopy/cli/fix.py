@@ -122,6 +122,8 @@ def _work(job: Job) -> Report:
                              tensor_functions=job.tensor_functions)
         report.fixed = notebook.with_program(outcome.fixed) if notebook and outcome.changed else (
             src.text if notebook else outcome.fixed)
+        if notebook and outcome.changed and report.fixed == src.text:  # never "fixed" with nothing written
+            raise NotebookError("the fixes cannot be written back into the notebook's cells")
         verb = "would fix" if job.preview else "fixed"  # positions: in the text of the pass that fixed them
         report.applied = [to_item(f, doc, lines_of(doc), f"{verb}, {f.fix.safety.value}") for f in outcome.applied]
         after = read_document(report.fixed, job.display) if notebook and outcome.changed else (

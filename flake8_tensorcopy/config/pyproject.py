@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import errno
 import os
 import re
 import sys
@@ -24,12 +25,14 @@ else:  # pragma: no cover
 
 from ..text import shown
 from ..rules import RULES
+from ..sources.fileio import read_regular
 
 SECTION = "flake8-tensorcopy"
 CODE_PATTERN = re.compile(r"^TEN[0-9]{0,3}$")
 LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude", "tensor-functions")
 CODE_KEYS = ("select", "ignore", "extend-select")
 KEYS = LIST_KEYS + ("per-file-ignores",)
+SIZE_LIMIT = 1 << 20  # bytes: a pyproject.toml larger than this is refused, not read without end
 
 
 class ConfigError(Exception):
@@ -151,15 +154,32 @@ def _read(path: str) -> dict:
 
 
 def _parse(path: str) -> dict:
+    """The [tool] table of one file. Every way it can fail is a ConfigError: not a regular file (a FIFO
+    would block, /dev/zero never end), too large, not UTF-8, not TOML, or TOML that tomllib cannot
+    hold (nesting past the recursion limit, an integer of more digits than Python converts)."""
+    where = f"{shown(path)}: cannot read"
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = _contents(path)
         parsed = tomllib.loads(data.decode("utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{shown(path)}: cannot read: {exc}".splitlines()[0]) from None
+    except OSError as exc:
+        raise ConfigError(f"{where}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:  # TOML is UTF-8
-        raise ConfigError(f"{shown(path)}: cannot read: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+        raise ConfigError(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: too deeply nested") from None
+    except MemoryError:
+        raise ConfigError(f"{where}: too large to parse") from None
+    except ValueError as exc:  # TOMLDecodeError, and the integer digit limit
+        raise ConfigError(f"{where}: {exc}".splitlines()[0]) from None
     return parsed.get("tool", {}) if isinstance(parsed.get("tool"), dict) else {}
+
+
+def _contents(path: str) -> bytes:
+    """A configuration file's bytes; OSError when it is not a regular file or larger than SIZE_LIMIT."""
+    data = read_regular(path, SIZE_LIMIT + 1)
+    if len(data) > SIZE_LIMIT:
+        raise OSError(errno.EFBIG, f"larger than {SIZE_LIMIT // (1 << 20)} MiB")
+    return data
 
 
 def _has_section(path: str) -> bool:
@@ -171,7 +191,6 @@ def _has_section(path: str) -> bool:
 
 def _mentions_section(path: str) -> bool:
     try:
-        with open(path, "rb") as fh:
-            return SECTION.encode() in fh.read()
+        return SECTION.encode() in _contents(path)
     except OSError:
         return False

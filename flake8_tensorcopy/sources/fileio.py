@@ -9,8 +9,11 @@ extended attributes (ACLs, SELinux labels, capabilities).
 
 A file with other hard links is rewritten in place instead, so that every name sees the fix (a rename
 would leave the other names on the old content): its original content is first saved beside it
-(`.NAME.*.tenfix-backup`, flushed to disk), and removed once the new content is on disk; if the write
-fails, the original is written back, and if even that fails the message names the backup.
+(`.NAME.*.tenfix-backup`, flushed to disk), and removed once the new content is on disk. The file is
+grown first (the bytes past the original's end), so a disk that is full or a file-size limit stops the
+write before any original byte is touched; only then is the rest written over. Writes are unbuffered, so
+a failed one leaves nothing to be flushed later; if a write fails, the original is written back, and if
+even that fails the message (one line) names the backup.
 """
 from __future__ import annotations
 
@@ -130,25 +133,72 @@ def _replace_atomically(target: str, folder: str, new: bytes, original: bytes, s
 def _rewrite_in_place(target: str, folder: str, new: bytes, original: bytes) -> None:
     backup = _backup(target, folder, original)
     try:
-        fh = open(target, "r+b")
+        fd = os.open(target, os.O_RDWR)
     except OSError as exc:
         _remove(backup)
         raise FileError(f"not written: {exc.strerror or exc}; the original is untouched") from None
-    with fh:
-        if fh.read() != original:
-            _remove(backup)
-            raise FileError("not written: the file changed since it was read")
-        try:
-            _overwrite(fh, new)
-        except OSError as exc:
-            try:
-                _overwrite(fh, original)
-            except OSError:
-                raise FileError(f"not written: {exc.strerror or exc}; the file may be damaged, its original "
-                                f"content is saved in {backup}") from None
-            _remove(backup)
-            raise FileError(f"not written: {exc.strerror or exc}; the original is untouched") from None
+    try:
+        _overwrite(fd, new, original, backup)
+    finally:
+        _close(fd)  # unbuffered: closing flushes nothing, so it cannot fail the write a second time
     _remove(backup)
+
+
+def _overwrite(fd: int, new: bytes, original: bytes, backup: str) -> None:
+    """Write `new` over the file open at `fd`, which must hold `original`; on failure put it back."""
+    try:
+        current = _read_all(fd)
+    except OSError as exc:
+        _remove(backup)
+        raise FileError(f"not written: {exc.strerror or exc}; the original is untouched") from None
+    if current != original:
+        _remove(backup)
+        raise FileError("not written: the file changed since it was read")
+    size = len(original)
+    try:  # grow first: past the original's end, so a failure here leaves every original byte as it was
+        _write_at(fd, new[size:], size)
+        os.fsync(fd)
+    except OSError as exc:
+        _restore(fd, original, backup, exc, rewrite=False)
+    try:
+        _write_at(fd, new[:size], 0)
+        os.ftruncate(fd, len(new))
+        os.fsync(fd)
+    except OSError as exc:
+        _restore(fd, original, backup, exc, rewrite=True)
+
+
+def _restore(fd: int, original: bytes, backup: str, exc: OSError, rewrite: bool) -> None:
+    """Put `original` back after the failed write `exc` (only cut back to its length unless `rewrite`);
+    raise FileError saying where the content is."""
+    try:
+        if rewrite:
+            _write_at(fd, original, 0)
+        os.ftruncate(fd, len(original))
+        os.fsync(fd)
+    except OSError:
+        raise FileError(f"not written: {exc.strerror or exc}; the file may be damaged, its original "
+                        f"content is saved in {backup}") from None
+    _remove(backup)
+    raise FileError(f"not written: {exc.strerror or exc}; the original is untouched") from None
+
+
+def _read_all(fd: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _write_at(fd: int, data: bytes, offset: int) -> None:
+    """All of `data` at `offset`, unbuffered (a short write is continued; an error raises OSError)."""
+    os.lseek(fd, offset, os.SEEK_SET)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _backup(target: str, folder: str, original: bytes) -> str:
@@ -171,18 +221,20 @@ def _beside(target: str, folder: str, suffix: str, why: str) -> tuple[int, str]:
 
 
 def _write_synced(fd: int, data: bytes) -> None:
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
+    """All of `data` into the new file open at `fd`, on disk; the descriptor is closed."""
+    try:
+        _write_at(fd, data, 0)
+        os.fsync(fd)
+    finally:
+        _close(fd)
 
 
-def _overwrite(fh, data: bytes) -> None:
-    fh.seek(0)
-    fh.write(data)
-    fh.truncate()
-    fh.flush()
-    os.fsync(fh.fileno())
+def _close(fd: int) -> None:
+    """Close a descriptor whose data is already synced (or given up): a late error there changes nothing."""
+    try:
+        os.close(fd)
+    except OSError:
+        pass
 
 
 _deferring = []  # non-empty while a block defers SIGINT: nested blocks leave it to the outermost

@@ -5,18 +5,21 @@ engine sees names bound in one cell and used in another. Each cell is read as IP
 (ipython_syntax.py: its common indent removed, magics, shell escapes and help lines turned into `pass`,
 cells of another language blank), line for line, so line numbers never shift; a cell that still does
 not parse is blanked and listed in `Notebook.errors`, so the other cells are still checked and fixed.
-A comment line (BOUNDARY) separates two cells, so fixes map back to their own cell.
+A comment line separates two cells, so fixes map back to their own cell: BOUNDARY, or, if a cell holds
+that line, the first of `# --- tensorcopy: next cell 1 ---`, `... 2 ---`, ... that none holds.
 `Notebook.locate(line)` maps a program line to (cell number, line in cell) and `Notebook.column` a
 column; cell numbers are 1-based positions among all the notebook's cells, markdown included, so
 `cell 3` is the third cell on screen. `Notebook.with_program(fixed)` writes a changed program back into
 the code cells, keeping the IPython lines and each cell's indent, and every byte of the file outside the
-changed cells' `source` values (notebook_json.py).
+changed cells' `source` values (notebook_json.py); within a changed cell, the kept lines keep their own
+line ends (`\\r\\n` included), new lines get the cell's most common one.
 """
 from __future__ import annotations
 
 import difflib
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Optional
 
@@ -27,6 +30,8 @@ from ..text import split_lines
 from ..rules import RULES
 
 BOUNDARY = "# --- tensorcopy: next cell ---"  # a comment line between two cells of the program
+_NUMBERED = "# --- tensorcopy: next cell {} ---"  # the boundary when a cell holds BOUNDARY itself
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 class NotebookError(ValueError):
@@ -41,10 +46,12 @@ class Notebook:
     owners: list[int]  # per program line: the index (0-based) of its cell in data["cells"]
     cell_lines: list[int]  # per program line: its 1-based line in the cell
     original: list[str]  # per program line: the cell's own text (IPython lines as written)
+    ends: list[str]  # per program line: its line end in the cell ("" for a last line without one)
     shifts: list[int]  # per program line: the columns IPython's dedent removed from it
     indents: dict[int, str]  # per code cell index: the indent IPython removes from the cell
     frozen: set[int]  # code cell indexes never edited: cells of another language, unparsable cells
     errors: list[tuple[int, str]]  # (cell number, one-line message) for each cell that does not parse
+    boundary: str = BOUNDARY  # the program line between two cells: no cell's line is this text
 
     def locate(self, line: int) -> tuple[int, int]:
         """(cell number, line in cell), both 1-based, for a 1-based program line."""
@@ -68,13 +75,16 @@ class Notebook:
         frozen cell (an import inserted at the top) go to the first other code cell. Returns the original
         text when no cell changed, or when the boundaries did not survive (then nothing is written)."""
         cells = self._code_cells()
-        old, new = _segments(self.program), _segments(program)
+        program_lines = split_lines(self.program)
+        old, new = self._segments(program_lines), self._segments(split_lines(program))
         if not cells or len(old) != len(cells) or len(new) != len(cells):
             return self.text
-        originals = _segments("\n".join(self.original))
+        is_boundary = [line == self.boundary for line in program_lines]
+        originals = self._segments([text + end for text, end in zip(self.original, self.ends)], is_boundary)
+        usual = {index: _usual_end(texts) for index, texts in zip(cells, originals)}
         sources, moved = {}, []
         for index, before, after, texts in zip(cells, old, new, originals):
-            lines, added = self._rewritten(index, before, after, texts)
+            lines, added = self._rewritten(index, before, after, texts, usual[index])
             if lines != texts and index in self.frozen:
                 moved += added
                 lines = texts
@@ -83,31 +93,44 @@ class Notebook:
             python = [i for i in cells if i not in self.frozen]
             if not python:
                 return self.text
-            sources[python[0]] = [_indented(self.indents[python[0]], line) for line in moved] + sources[python[0]]
+            first = python[0]
+            sources[first] = [_indented(self.indents[first], line) + usual[first] for line in moved] + sources[first]
         changed = {}
         for index, texts in zip(cells, originals):
             cell = self.data["cells"][index]
-            lines, before = _cell_magic_first(sources[index], texts), _source_text(cell)
-            after = "\n".join(lines) + ("\n" if lines and before.endswith("\n") else "")
+            before = _source_text(cell)
+            ends_with_newline = _LINE_END.search(before[-1:]) is not None
+            after = _joined(_cell_magic_first(sources[index], texts), usual[index], ends_with_newline)
             if after != before:
-                as_list = re.findall(r"[^\n]*\n|[^\n]+$", after)
+                as_list = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", after)  # as nbformat splits
                 changed[index] = after if isinstance(cell.get("source"), str) else as_list
         if not changed:
             return self.text
         spliced = replace_sources(self.text, changed)
         return spliced if spliced is not None else self._dump(changed)
 
-    def _rewritten(self, index: int, before: list[str], after: list[str], texts: list[str]):
-        """(a cell's new lines: kept lines as written, new ones indented as the cell; the lines added),
-        from its program lines `before` and `after` the edits and its own lines `texts`."""
+    def _rewritten(self, index: int, before: list[str], after: list[str], texts: list[str], end: str):
+        """(a cell's new lines: kept lines as written, new ones indented as the cell and ended with `end`;
+        the lines added), from its program lines `before` and `after` the edits and its own lines `texts`
+        (with their line ends)."""
         lines, added = [], []
         for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
             if op == "equal":
                 lines += texts[i1:i2]
             else:
-                lines += [_indented(self.indents[index], line) for line in after[j1:j2]]
+                lines += [_indented(self.indents[index], line) + end for line in after[j1:j2]]
                 added += [line for line in after[j1:j2] if line.strip()]
         return lines, added
+
+    def _segments(self, lines: list, at: Optional[list[bool]] = None) -> list[list]:
+        """`lines` cell by cell: split at the boundary lines (at the indexes where `at` is true, if given)."""
+        out: list[list] = [[]]
+        for i, line in enumerate(lines):
+            if (at[i] if at is not None else line == self.boundary):
+                out.append([])
+            else:
+                out[-1].append(line)
+        return out
 
     def _code_cells(self) -> list[int]:
         return [i for i, cell in enumerate(self.data["cells"])
@@ -140,20 +163,24 @@ def read_notebook(text: str) -> Notebook:
         data = json.loads(text)
     except ValueError as exc:
         raise NotebookError(f"not a notebook: invalid JSON: {exc}") from None
+    except RecursionError:
+        raise NotebookError("not a notebook: invalid JSON: too deeply nested") from None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise NotebookError("not a notebook: no 'cells' list (nbformat 4 is supported)")
     python = _is_python(data)
     if any(not isinstance(cell, dict) for cell in data["cells"]):
         raise NotebookError("not a notebook: a cell is not an object")
-    nb = Notebook(data, text, "", [], [], [], [], {}, set(), [])
-    cells = [(i, split_lines(_source_text(cell))) for i, cell in enumerate(data["cells"])
+    nb = Notebook(data, text, "", [], [], [], [], [], {}, set(), [])
+    cells = [(i, _source_text(cell, i + 1)) for i, cell in enumerate(data["cells"])
              if cell.get("cell_type") == "code" and python]
+    ends = [_LINE_END.findall(source) for _, source in cells]
+    cells = [(i, split_lines(source)) for i, source in cells]
     read = [read_cell(raw) for _, raw in cells]
     # Cells are parsed only where a rule could look (like a .py file, which is parsed only then).
     checked = bool(could_fire("\n".join(line for lines, _ in read for line in lines), RULES))
-    program: list[str] = []
+    program: list[Optional[str]] = []  # None: a boundary, its text chosen once every line is known
     previous = None  # the last code cell's index
-    for (index, raw), (lines, indent) in zip(cells, read):
+    for (index, raw), (lines, indent), cell_ends in zip(cells, read, ends):
         error = _parse_error(lines) if checked else None
         if error and automagic(lines):
             lines, error = automagic(lines), None
@@ -164,18 +191,32 @@ def read_notebook(text: str) -> Notebook:
             nb.errors.append((index + 1, error))
         if previous is not None:  # a boundary line after the previous cell: edits never cross it
             after = nb.cell_lines[-1] + 1 if nb.owners and nb.owners[-1] == previous else 1
-            _append(nb, program, BOUNDARY, BOUNDARY, previous, after, 0)
+            _append(nb, program, None, None, "\n", previous, after, 0)
         for n, (line, text_line) in enumerate(zip(lines, raw), 1):
             shift = len(indent) if text_line.startswith(indent) and not error else 0
-            _append(nb, program, line, text_line, index, n, shift)
+            _append(nb, program, line, text_line, cell_ends[n - 1] if n <= len(cell_ends) else "", index, n, shift)
         nb.indents[index], previous = indent, index
+    nb.boundary = _free_boundary(set(program))
+    program = [nb.boundary if line is None else line for line in program]
+    nb.original = [nb.boundary if text is None else text for text in nb.original]
     nb.program = "\n".join(program) + ("\n" if program else "")
     return nb
 
 
-def _append(nb: Notebook, program: list[str], line: str, text: str, owner: int, cell_line: int, shift: int):
+def _free_boundary(lines: set) -> str:
+    """BOUNDARY, or the first numbered boundary, that is none of the program's `lines`."""
+    boundary, n = BOUNDARY, 0
+    while boundary in lines:
+        n += 1
+        boundary = _NUMBERED.format(n)
+    return boundary
+
+
+def _append(nb: Notebook, program: list, line: Optional[str], text: Optional[str], end: str, owner: int,
+            cell_line: int, shift: int):
     program.append(line)
     nb.original.append(text)
+    nb.ends.append(end)
     nb.owners.append(owner)
     nb.cell_lines.append(cell_line)
     nb.shifts.append(shift)
@@ -192,36 +233,49 @@ def _parse_error(lines: list[str]) -> Optional[str]:
 
 def _cell_magic_first(lines: list[str], texts: list[str]) -> list[str]:
     """A cell's new lines with those added above its `%%time`-like first line (`texts` is the cell as it
-    was) moved just below it: above it, the magic would no longer be a cell magic."""
+    was) moved just below it: above it, the magic would no longer be a cell magic. Lines carry their ends."""
     head = next((line for line in texts if line.strip()), "")
     if not head.lstrip().startswith("%%") or head not in lines:
         return lines
     k, prefix = lines.index(head), texts[:texts.index(head)]  # blank lines the cell had above its magic
     added = lines[:k]
     for line in prefix:
-        if line in added:
-            added.remove(line)
+        same = [a for a in added if a.strip() == line.strip()]  # a blank line, whatever its end
+        if same:
+            added.remove(same[0])
     return prefix + [head] + added + lines[k + 1:]
+
+
+def _joined(lines: list[str], end: str, ends_with_newline: bool) -> str:
+    """A cell's source from its lines (each with its own end, if any): every line but the last ends with
+    a line end (`end` where it has none), the last with one only when the cell did (`ends_with_newline`)."""
+    bodies = [line.rstrip("\r\n") for line in lines]
+    out = [body + (line[len(body):] or end) for body, line in zip(bodies[:-1], lines)]
+    if lines:
+        last = lines[-1][len(bodies[-1]):] or end
+        out.append(bodies[-1] + (last if ends_with_newline else ""))
+    return "".join(out)
+
+
+def _usual_end(texts: list[str]) -> str:
+    """The most common line end of a cell's lines (`texts`, with their ends); `\\n` when none has one."""
+    ends = Counter(line[len(line.rstrip("\r\n")):] for line in texts)
+    ends.pop("", None)
+    return ends.most_common(1)[0][0] if ends else "\n"  # a tie: the end met first
 
 
 def _indented(indent: str, line: str) -> str:
     return indent + line if line.strip() else line
 
 
-def _segments(program: str) -> list[list[str]]:
-    """A program's lines, cell by cell (split at the boundary lines)."""
-    out: list[list[str]] = [[]]
-    for line in split_lines(program):
-        if line == BOUNDARY:
-            out.append([])
-        else:
-            out[-1].append(line)
-    return out
-
-
-def _source_text(cell: dict) -> str:
+def _source_text(cell: dict, number: int = 0) -> str:
+    """A cell's `source`: a string or a list of strings; NotebookError naming cell `number` otherwise."""
     source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
+    if isinstance(source, str):
+        return source
+    if isinstance(source, list) and all(isinstance(line, str) for line in source):
+        return "".join(source)
+    raise NotebookError(f"not a notebook: the 'source' of cell {number} is not a string or a list of strings")
 
 
 def _is_python(data: dict) -> bool:

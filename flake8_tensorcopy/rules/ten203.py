@@ -50,18 +50,9 @@ from ..analysis import names
 from ..analysis.evidence import PARAM
 from ..analysis.facts import base_name, pos_of, walk
 from ..analysis.inplace import written
-from .model import Fix, FixSafety
+from .model import Fix, FixAvailability, FixForm, FixSafety, Rule
 from .edits import before_method
 
-CODE = "TEN203"
-NAME = "clone-kept-with-graph"
-MESSAGE = ("clone() of '{source}' keeps it attached to the graph ({why}); "
-           "use {source}.detach().clone() for a snapshot")
-FIX = FixSafety.UNSAFE
-TRIGGER = r"\.clone\("
-NODES = (ast.Assign, ast.AnnAssign, ast.Expr, ast.Call)
-CLAIM = ("t.clone() keeps requires_grad and a CloneBackward0 node: a kept clone holds the graph of "
-         "its step alive and .numpy() on it raises; t.detach().clone() holds no graph.")
 PASS_THROUGH = frozenset({"to", "cpu", "cuda", "float", "double", "half", "contiguous", "squeeze", "unsqueeze",
                           "view", "reshape", "flatten", "requires_grad_"})
 KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "push"})
@@ -98,7 +89,7 @@ def _report(expr, ctx, why, snapshot=None):
         if snapshot and ctx.kind(source) == PARAM and not _fed_back(snapshot, ctx):
             continue  # a parameter's clone only compared or logged holds no activations
         if ctx.attached(source):
-            fix = Fix((before_method(ctx, clone.func, "detach()."),), FIX)
+            fix = Fix((before_method(ctx, clone.func, "detach()."),), FixSafety.UNSAFE)
             yield ctx.finding(clone, fix, source=ctx.text(source), why=why)
 
 
@@ -186,5 +177,25 @@ def _numpy_of_clone(call: ast.Call, ctx):
     for clone in _kept_clones(call.func.value):
         source = clone.func.value
         if ctx.attached(source) and base_name(source):
-            fix = Fix((before_method(ctx, clone.func, "detach()."),), FIX)
+            fix = Fix((before_method(ctx, clone.func, "detach()."),), FixSafety.UNSAFE)
             yield ctx.finding(clone, fix, source=ctx.text(source), why=".numpy() on it raises")
+
+
+RULE = Rule(
+    code="TEN203",
+    name="clone-kept-with-graph",
+    message=("clone() of '{source}' keeps it attached to the graph ({why}); "
+             "use {source}.detach().clone() for a snapshot"),
+    nodes=(ast.Assign, ast.AnnAssign, ast.Expr, ast.Call),
+    check=check,
+    trigger=r"\.clone\(",
+    claim=("t.clone() keeps requires_grad and a CloneBackward0 node: a kept clone holds the graph of "
+           "its step alive and .numpy() on it raises; t.detach().clone() holds no graph."),
+    doc=__doc__,
+    fix=FixAvailability.ALWAYS,
+    fix_forms=(
+        FixForm("`.detach()` before the kept `.clone()`",
+                FixSafety.UNSAFE,
+                "gradient flow: nothing backpropagates through the copy"),
+    ),
+)

@@ -76,20 +76,9 @@ import os
 from ..analysis import names, project, summaries
 from ..analysis.evidence import MODULE
 from ..analysis.facts import Bind, base_name, dotted, end_of, pos_of, walk
-from .model import FixSafety
+from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import one_line
 
-CODE = "TEN301"
-NAME = "state-dict-snapshot-aliased"
-MESSAGE = ("'{target}' keeps {what}: its tensors share storage with the live weights and change with "
-           "{why}; use {use}")
-FIX = FixSafety.UNSAFE
-TRIGGER = r"state_dict\("
-WHOLE_FILE = True  # reads of `self.best` in other methods, and the file's functions that train
-NODES = (ast.Assign, ast.AnnAssign)
-CLAIM = ("The tensors of module.state_dict() (and of dict()/.copy()/{k: v.detach()} of it) share storage "
-         "with the parameters: after optimizer.step() the snapshot equals the live weights; "
-         "copy.deepcopy(module.state_dict()) does not change.")
 SHALLOW_CALLS = frozenset({"dict", "collections.OrderedDict", "OrderedDict", "copy.copy"})
 ALIAS_METHODS = frozenset({"detach", "cpu", "to", "float", "contiguous", "requires_grad_", "view_as"})
 MODE_SWITCH = frozenset({"train", "eval"})
@@ -113,13 +102,13 @@ def check(node, ctx):
         return
     source = ctx.text(call)
     if isinstance(value, ast.DictComp):
-        fix = ctx.replace(value.value, _cloned(value.value, ctx), FIX)
+        fix = ctx.replace(value.value, _cloned(value.value, ctx), FixSafety.UNSAFE)
         use = f"{_cloned(value.value, ctx)} in the comprehension"
     else:
         deepcopy = _deepcopy_spelling(ctx)
         use = f"{deepcopy or 'copy.deepcopy'}({source})"
         imports = ("copy",) if deepcopy == "copy.deepcopy" else ()
-        fix = ctx.replace(value, use, FIX, imports=imports) if deepcopy else None
+        fix = ctx.replace(value, use, FixSafety.UNSAFE, imports=imports) if deepcopy else None
     yield ctx.finding(value, fix, target=key, what=one_line(what), why=why, use=one_line(use))
 
 
@@ -491,3 +480,26 @@ def _loading_targets(facts, func) -> set:
             if isinstance(recv, ast.Name):
                 found.add(recv.id)
     return found
+
+
+RULE = Rule(
+    code="TEN301",
+    name="state-dict-snapshot-aliased",
+    message=("'{target}' keeps {what}: its tensors share storage with the live weights and change with "
+             "{why}; use {use}"),
+    nodes=(ast.Assign, ast.AnnAssign),
+    check=check,
+    trigger=r"state_dict\(",
+    claim=("The tensors of module.state_dict() (and of dict()/.copy()/{k: v.detach()} of it) share storage "
+           "with the parameters: after optimizer.step() the snapshot equals the live weights; "
+           "copy.deepcopy(module.state_dict()) does not change."),
+    doc=__doc__,
+    fix=FixAvailability.SOMETIMES,
+    fix_forms=(
+        FixForm("`copy.deepcopy(model.state_dict())` (or `.clone()` in a comprehension)",
+                FixSafety.UNSAFE,
+                "aliasing: the snapshot no longer tracks the live weights; memory doubles"),
+    ),
+    # reads of `self.best` in other methods, and the file's functions that train
+    whole_file=True,
+)

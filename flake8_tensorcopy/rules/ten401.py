@@ -106,25 +106,12 @@ from ..analysis import api, builtins_api, evidence, lightning, names, project, s
 from ..analysis.facts import Bind, dotted, pos_of, self_attribute, walk
 from ..analysis.losses import (GRAD_CALLS, backpropagated_elements, fixed_entry, keys_in, loss_dict, loss_keys,
                                summed_dicts)
-from .model import Fix, FixSafety, Trigger
+from .model import Fix, FixAvailability, FixForm, FixSafety, Rule, Trigger
 from .edits import as_receiver
 from .ten203 import _kept_clones
 
-CODE = "TEN401"
-NAME = "loss-accumulated-with-graph"
-MESSAGE = ("'{value}' is accumulated into '{acc}' with its autograd graph: every step's graph stays "
-           "alive across the {loop}; accumulate {use}")
-FIX = FixSafety.UNSAFE
 ENTRY_ADD = r"\[(?<=\w\[)[^\[\]\n]*\][ \t]*=[ \t]*[\w.]+(?:\[|\.get\()"  # stats[k] = stats[k] + v (or .get)
 HOT = (r"\+=", r"\.append\(", r"\.insert\(", r"\.appendleft\(", ENTRY_ADD)  # where findings are
-# a training step (a backward, an optimizer step, or a LightningModule's training_step) and an accumulation
-TRIGGER = Trigger(r"\.backward\(", r"\.step\(", r"def training_step\(", *HOT, groups=(3, len(HOT)))
-WHOLE_FILE = True  # backward() calls and helper defs anywhere in the file decide
-NODES = (ast.AugAssign, ast.Assign, ast.Expr)
-CLAIM = ("A graph-attached loss accumulated across a loop keeps every step's graph reachable: without "
-         "a backward through it, each step's saved activations stay alive (weak references to them "
-         "survive), and after a per-step backward the accumulator's chain of graph nodes grows with every "
-         "step; accumulating loss.item() or loss.detach() keeps neither.")
 APPENDERS = {"append": 0, "appendleft": 0, "insert": 1}
 
 
@@ -155,7 +142,7 @@ def check(node, ctx):
     suffix = ".item()" if numeric else ".detach()"
     shown = ctx.text(attached[0])
     use = f"{as_receiver(shown, attached[0])}{suffix}" + (" (a number)" if numeric else " (no graph)")
-    fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + suffix) for v in attached), FIX)
+    fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + suffix) for v in attached), FixSafety.UNSAFE)
     if backpropagated:  # `losses[-1].backward()` needs the graph the fix would drop: call it on the loss itself
         fix, use = None, f"{use} and call backward() on the loss itself, not on {ctx.text(acc)}[-1]"
     yield ctx.finding(node, fix, value=shown, acc=ctx.text(acc), use=use, loop="loop")
@@ -179,7 +166,7 @@ def _kept_across_steps(node, acc, value, step, ctx):
                   for v in attached)
     shown = ctx.text(attached[0])
     if tensors:
-        fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for v in attached), FIX)
+        fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for v in attached), FixSafety.UNSAFE)
         use = f"{as_receiver(shown, attached[0])}.detach() (no graph)"
     else:  # a dict holding the loss: which of its entries are tensors is not known here
         fix, use = None, f"a copy of '{shown}' with its tensors detached (no graph)"
@@ -518,3 +505,30 @@ def _calls_backward(loop, ctx) -> bool:
     return _per_loop(ctx, loop, "backward", lambda loop, _: any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
         for n in walk(loop)))
+
+
+RULE = Rule(
+    code="TEN401",
+    name="loss-accumulated-with-graph",
+    message=("'{value}' is accumulated into '{acc}' with its autograd graph: every step's graph stays "
+             "alive across the {loop}; accumulate {use}"),
+    nodes=(ast.AugAssign, ast.Assign, ast.Expr),
+    # a training step (a backward, an optimizer step, or a LightningModule's training_step) and an accumulation
+    check=check,
+    trigger=Trigger(r"\.backward\(", r"\.step\(", r"def training_step\(", *HOT, groups=(3, len(HOT))),
+    hot=HOT,
+    claim=("A graph-attached loss accumulated across a loop keeps every step's graph reachable: without "
+           "a backward through it, each step's saved activations stay alive (weak references to them "
+           "survive), and after a per-step backward the accumulator's chain of graph nodes grows with every "
+           "step; accumulating loss.item() or loss.detach() keeps neither."),
+    doc=__doc__,
+    fix=FixAvailability.SOMETIMES,
+    fix_forms=(
+        FixForm("the accumulated value gets `.item()` (a number accumulator no code uses as a tensor) or `.detach()`",
+                FixSafety.UNSAFE,
+                "gradient flow: nothing backpropagates through the accumulator; `.item()` raises on more than one "
+                "element"),
+    ),
+    # backward() calls and helper defs anywhere in the file decide
+    whole_file=True,
+)

@@ -80,6 +80,23 @@ def test_tensor_from_tensor_has_a_safe_and_an_unsafe_fix():
                                                             (FixSafety.UNSAFE, "x.detach().clone()")]
 
 
+@pytest.mark.parametrize("module", MODULES)
+def test_rule_modules_stay_short(module):
+    """A rule module holds the rule, not analysis other rules could use: about 250 lines of code."""
+    path = ROOT / "flake8_tensorcopy" / "rules" / f"{module}.py"
+    text = path.read_text(encoding="utf-8")
+    docstring = ast.parse(text).body[0]
+    assert len(text.splitlines()) - docstring.end_lineno <= 250, path
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_a_rule_module_imports_no_other_rule(module):
+    """What two rules share lives in analysis/ (or rules/edits.py, rules/context.py), not in a rule."""
+    tree = ast.parse((ROOT / "flake8_tensorcopy" / "rules" / f"{module}.py").read_text(encoding="utf-8"))
+    relative = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 1]
+    assert not [m for m in relative if re.fullmatch(r"ten\d+", m)]
+
+
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
 def test_rule_has_fixtures_and_claim_test(rule):
     for variant in ("bad", "good", "fixed", "claim"):

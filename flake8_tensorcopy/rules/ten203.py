@@ -47,14 +47,13 @@ from __future__ import annotations
 import ast
 
 from ..analysis import names
+from ..analysis.clones import kept_clones
 from ..analysis.evidence import PARAM
 from ..analysis.facts import base_name, pos_of, walk
 from ..analysis.inplace import written
 from .model import Fix, FixAvailability, FixForm, FixSafety, Rule
 from .edits import before_method
 
-PASS_THROUGH = frozenset({"to", "cpu", "cuda", "float", "double", "half", "contiguous", "squeeze", "unsqueeze",
-                          "view", "reshape", "flatten", "requires_grad_"})
 KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "push"})
 
 
@@ -84,7 +83,7 @@ def check(node, ctx):
 
 
 def _report(expr, ctx, why, snapshot=None):
-    for clone in _kept_clones(expr):
+    for clone in kept_clones(expr):
         source = clone.func.value
         if snapshot and ctx.kind(source) == PARAM and not _fed_back(snapshot, ctx):
             continue  # a parameter's clone only compared or logged holds no activations
@@ -132,31 +131,6 @@ def _last_computed_with(facts, body) -> dict:
     return found
 
 
-def _kept_clones(expr):
-    """clone() calls whose result is what `expr` evaluates to (through `.cpu()`, `.to()`, literals)."""
-    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in PASS_THROUGH:
-        expr = expr.func.value
-    if isinstance(expr, (ast.Tuple, ast.List)):
-        for e in expr.elts:
-            yield from _kept_clones(e)
-    elif isinstance(expr, ast.Dict):
-        for v in expr.values:
-            yield from _kept_clones(v)
-    elif _is_clone(expr):
-        yield expr
-
-
-def _is_clone(expr) -> bool:
-    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "clone"):
-        return False
-    recv = expr.func.value
-    while isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute) and recv.func.attr in PASS_THROUGH:
-        recv = recv.func.value
-    detached = (isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute) and recv.func.attr == "detach") or (
-        isinstance(recv, ast.Attribute) and recv.attr == "data")
-    return not detached
-
-
 def _outlives_step(target, ctx) -> bool:
     """An attribute, or a container bound outside the innermost loop: it survives the iteration."""
     root = target
@@ -174,7 +148,7 @@ def _outlives_step(target, ctx) -> bool:
 def _numpy_of_clone(call: ast.Call, ctx):
     if not (isinstance(call.func, ast.Attribute) and call.func.attr == "numpy"):
         return
-    for clone in _kept_clones(call.func.value):
+    for clone in kept_clones(call.func.value):
         source = clone.func.value
         if ctx.attached(source) and base_name(source):
             fix = Fix((before_method(ctx, clone.func, "detach()."),), FixSafety.UNSAFE)

@@ -1,4 +1,4 @@
-"""Write docs/rules/TENxxx.md and the README's rule table from the rules. `--check` only compares."""
+"""Write docs/rules/TENxxx.md and the README's rule and unsafe-fix tables from the rules. `--check` only compares."""
 from __future__ import annotations
 
 import sys
@@ -7,17 +7,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's rules, not an installed copy's
 
-from flake8_tensorcopy.rules.docs import TABLE_BEGIN, TABLE_END, rule_page, rule_table  # noqa: E402
+from flake8_tensorcopy.rules.docs import (  # noqa: E402
+    TABLE_BEGIN, TABLE_END, UNSAFE_BEGIN, UNSAFE_END, rule_page, rule_table, unsafe_fix_table)
 from flake8_tensorcopy.rules import RULES  # noqa: E402
 
 
 def wanted() -> dict[Path, str]:
     files = {ROOT / "docs" / "rules" / f"{r.code}.md": rule_page(r) for r in RULES}
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    head, _, rest = readme.partition(TABLE_BEGIN)
-    _, _, tail = rest.partition(TABLE_END)
-    files[ROOT / "README.md"] = f"{head}{TABLE_BEGIN}\n{rule_table(RULES)}\n{TABLE_END}{tail}"
+    readme = between(readme, TABLE_BEGIN, TABLE_END, rule_table(RULES))
+    files[ROOT / "README.md"] = between(readme, UNSAFE_BEGIN, UNSAFE_END, unsafe_fix_table(RULES))
     return files
+
+
+def between(text: str, begin: str, end: str, table: str) -> str:
+    head, _, rest = text.partition(begin)
+    _, _, tail = rest.partition(end)
+    return f"{head}{begin}\n{table}\n{end}{tail}"
 
 
 def main(argv) -> int:

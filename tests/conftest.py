@@ -7,13 +7,26 @@ from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-# Property tests run a bounded number of examples by default so CI stays fast;
-# HYPOTHESIS_PROFILE=long (examples: HYPOTHESIS_EXAMPLES, default 5000) runs them for longer.
+# Property tests run a bounded number of examples. Locally ("dev") they are random and hypothesis keeps its
+# example database (a failure found once is tried first next time); under CI (the CI environment variable
+# set, as CI services and .ci/run set it) they are derandomised with no database, so a run repeats exactly.
+# HYPOTHESIS_PROFILE names a profile outright: long (examples: HYPOTHESIS_EXAMPLES, default 5000) runs longer.
 SLOW_IS_FINE = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
-settings.register_profile("ci", max_examples=30, deadline=None, derandomize=False, suppress_health_check=SLOW_IS_FINE)
-settings.register_profile("long", max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "5000")), deadline=None,
-                          suppress_health_check=SLOW_IS_FINE)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+settings.register_profile("dev", settings.get_profile("default"), max_examples=30, deadline=None,
+                          suppress_health_check=SLOW_IS_FINE)  # hypothesis's own default turns derandomised under CI
+settings.register_profile("ci", settings.get_profile("dev"), derandomize=True, database=None)
+settings.register_profile("long", settings.get_profile("dev"),
+                          max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "5000")))
+
+
+def hypothesis_profile(environ) -> str:
+    """The profile for a run: HYPOTHESIS_PROFILE if set, else "ci" under CI, else "dev"."""
+    if environ.get("HYPOTHESIS_PROFILE"):
+        return environ["HYPOTHESIS_PROFILE"]
+    return "ci" if environ.get("CI", "").lower() not in ("", "0", "false") else "dev"
+
+
+settings.load_profile(hypothesis_profile(os.environ))
 
 
 # Shared by the pre-commit tests: one hook environment cache and one committed copy of this repository.

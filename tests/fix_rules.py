@@ -3,14 +3,14 @@ independently of the real catalogue, which has other helpers' rules coming and g
 from __future__ import annotations
 
 import ast
-import re
 
-from flake8_tensorcopy.rules.model import FixSafety, RuleSpec
+from flake8_tensorcopy.rules.model import FixAvailability, FixForm, FixSafety, Rule
 
 
 def _spec(code, check, trigger, safety):
-    return RuleSpec(code, code.lower(), "test rule " + code, (ast.Call,), check, re.compile(trigger), "", "",
-                    safety)
+    return Rule(code=code, name=code.lower(), message="test rule " + code, nodes=(ast.Call,), check=check,
+                trigger=trigger, claim="", doc="", fix=FixAvailability.ALWAYS,
+                fix_forms=(FixForm("test", safety, "test"),))
 
 
 def _swap(node, ctx):

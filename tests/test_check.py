@@ -141,5 +141,7 @@ def test_explain_and_rules(tmp_path):
     assert page.returncode == 0 and page.stdout.startswith("# TEN201: ") and "## Fix safety" in page.stdout
     assert run_cli("explain", "TEN999", cwd=tmp_path).returncode == 2
     listing = run_cli("rules", cwd=tmp_path).stdout.splitlines()
-    assert listing[0].split()[:4] == ["code", "name", "default", "fix"]
-    assert any(line.split()[:4] == ["TEN201", "deepcopy-tensor", "on", "unsafe"] for line in listing)
+    assert listing[0].split()[:5] == ["code", "name", "default", "fix", "safety"]
+    assert any(line.split()[:5] == ["TEN201", "deepcopy-tensor", "on", "sometimes", "unsafe"] for line in listing)
+    ten204 = ["TEN204", "tensor-from-tensor", "on", "sometimes", "safe,unsafe"]
+    assert any(line.split()[:5] == ten204 for line in listing)

@@ -13,10 +13,10 @@ import pytest
 from fixture_tools import by_hand, cases, fixture_path, load, swap_defs
 from flake8_tensorcopy.cli.main import main
 from flake8_tensorcopy.engine.core import analyse
-from flake8_tensorcopy.rules.model import FixSafety
+from flake8_tensorcopy.rules.model import FixAvailability
 from flake8_tensorcopy.rules import BY_CODE, RULES
 
-FIXABLE = [r.code for r in RULES if r.fix_safety is not FixSafety.NONE]
+FIXABLE = [r.code for r in RULES if r.fix is not FixAvailability.NEVER]
 
 
 def import_path(path, name):

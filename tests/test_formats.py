@@ -70,6 +70,8 @@ def test_sarif_is_valid_against_the_official_schema(project):
         assert meta["shortDescription"]["text"] and meta["fullDescription"]["text"] and meta["name"]
         assert meta["helpUri"].endswith(f"docs/rules/{meta['id']}.md")
         assert meta["defaultConfiguration"]["level"] == "warning"
+        assert meta["properties"]["fix"] in ("never", "sometimes", "always")
+    assert rules[[r["id"] for r in rules].index("TEN204")]["properties"]["fix_safety"] == ["safe", "unsafe"]
     results = run["results"]
     assert len(results) == 10
     first = results[0]
@@ -115,5 +117,9 @@ def test_rules_json(tmp_path):
     listed = json.loads(proc.stdout)
     assert [r["code"] for r in listed] == [r.code for r in RULES]
     for entry, rule in zip(listed, RULES):
-        assert entry["default_on"] is rule.default_on and entry["fix"] == rule.fix_safety.value
-        assert set(entry) == {"code", "name", "summary", "default_on", "fix", "url"}
+        assert entry["default_on"] is rule.default_on and entry["fix"] == rule.fix.value
+        assert entry["fix_safety"] == [s.value for s in rule.fix_safeties]
+        assert [f["safety"] for f in entry["fix_forms"]] == [f.safety.value for f in rule.fix_forms]
+        assert set(entry) == {"code", "name", "summary", "default_on", "fix", "fix_safety", "fix_forms", "url"}
+    ten204 = listed[[r["code"] for r in listed].index("TEN204")]
+    assert ten204["fix"] == "sometimes" and ten204["fix_safety"] == ["safe", "unsafe"]

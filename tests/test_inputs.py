@@ -19,6 +19,14 @@ from robust_inputs import INPUTS, REAL
 
 ROOT = Path(__file__).resolve().parent.parent
 BY_NAME = {i.name: i for i in INPUTS}
+SLOW_INPUTS = {"fifty_thousand_lines"}
+
+
+def each(inputs) -> list:
+    """The inputs as test parameters, the big ones marked slow."""
+    return [pytest.param(i, id=i.name, marks=[pytest.mark.slow] if i.name in SLOW_INPUTS else []) for i in inputs]
+
+
 FINDING = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) ")
 
 
@@ -48,7 +56,7 @@ def ten101(findings) -> set:
     return {(line, col, "TEN101") for line, col in findings}
 
 
-@pytest.mark.parametrize("item", INPUTS, ids=lambda i: i.name)
+@pytest.mark.parametrize("item", each(INPUTS))
 def test_plugin_in_process_as_flake8_calls_it(item, written):
     """flake8 reads the lines (latin-1 fallback, BOM stripped) and parses them; when that succeeds it
     hands the plugin the tree. The plugin then yields flake8's tuples and never raises."""
@@ -68,7 +76,7 @@ def test_plugin_in_process_as_flake8_calls_it(item, written):
     assert kept == ten101(item.expected_by_flake8)
 
 
-@pytest.mark.parametrize("item", INPUTS, ids=lambda i: i.name)
+@pytest.mark.parametrize("item", each(INPUTS))
 def test_engine_reports_findings_or_one_line_reason(item, written):
     try:
         source = decode((written / item.filename).read_bytes()).text
@@ -86,6 +94,7 @@ def test_engine_reports_findings_or_one_line_reason(item, written):
     assert found == set(item.findings) | noqa
 
 
+@pytest.mark.slow
 def test_check_reports_every_analysable_file_and_names_the_others(written):
     proc = run("-m", "flake8_tensorcopy", "check", "-q", "-j1", str(written))
     err = proc.stderr.decode("utf-8", "replace")
@@ -107,6 +116,7 @@ def test_check_reports_every_analysable_file_and_names_the_others(written):
     assert proc.returncode == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("item", [i for i in INPUTS if i.stdin], ids=lambda i: i.name)
 def test_check_and_flake8_on_an_editor_buffer(item):
     proc = run("-m", "flake8_tensorcopy", "check", "-q", "--stdin-filename", "buffer.py", "-", stdin=item.data)
@@ -117,6 +127,7 @@ def test_check_and_flake8_on_an_editor_buffer(item):
     assert proc.stderr == b"" and {c for *_, c in reported(proc.stdout)["buffer.py"]} == {item.flake8}
 
 
+@pytest.mark.slow
 def test_flake8_run_over_every_input_still_reports_all_findings(written):
     """One flake8 run over all the inputs flake8 itself survives, as in CI."""
     paths = [str(written / i.filename) for i in INPUTS + [REAL] if not i.flake8_breaks]
@@ -132,6 +143,7 @@ def test_flake8_run_over_every_input_still_reports_all_findings(written):
             assert found.get(item.filename, set()) == ten101(item.expected_by_flake8), item.name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("item", [i for i in INPUTS if i.flake8_breaks], ids=lambda i: i.name)
 def test_inputs_that_break_flake8_itself_are_not_broken_by_the_plugin(item, written):
     """pyflakes recurses over the tree (and flake8's own ast.parse has limits): those abort the run
@@ -158,12 +170,12 @@ def test_check_does_not_stop_at_an_unreadable_path(written):
 def test_internal_error_in_a_rule_is_one_line_and_spares_other_rules(monkeypatch, capsys, tmp_path):
     from flake8_tensorcopy.cli import check
     from flake8_tensorcopy.cli import main as cli
-    from flake8_tensorcopy.rules.model import RuleSpec
+    from dataclasses import replace
 
     def explode(node, ctx):
         raise RuntimeError("boom\nsecond line")
 
-    broken = RuleSpec(**{**vars(check.BY_CODE["TEN203"]), "check": explode})
+    broken = replace(check.BY_CODE["TEN203"], check=explode)
     monkeypatch.setitem(check.BY_CODE, "TEN203", broken)  # check's tasks name rules by code
     path = tmp_path / "f.py"
     path.write_text(REAL.data.decode() + "w = z.clone()\n")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 import yaml
 from fixture_tools import expectations
 from precommit_tools import (FIXTURES, ROOT, committed_repo, fixture_text, output, pre_commit,
@@ -38,6 +39,7 @@ def test_manifest_is_valid_and_declares_both_hooks(tmp_path):
         assert set(hook["types_or"]) == {"python", "pyi", "jupyter"}
 
 
+@pytest.mark.slow
 def test_check_hook_fails_on_the_bug_then_passes_once_fixed(tmp_path, hook_repo, precommit_home):
     bad = fixture_text("TEN101", "bad")
     project = committed_repo(tmp_path / "project", {"train.py": bad, "notes.txt": bad})
@@ -60,6 +62,7 @@ def flake8_route_config(package: str) -> str:
     }]}]})
 
 
+@pytest.mark.slow
 def test_flake8_route_with_additional_dependencies(tmp_path, hook_repo, precommit_home):
     project = committed_repo(tmp_path / "project", {
         ".pre-commit-config.yaml": flake8_route_config(str(hook_repo)),

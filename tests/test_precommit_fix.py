@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
 import yaml
 from precommit_tools import committed_repo, fixture_text, git, output, pre_commit
+
+pytestmark = pytest.mark.slow  # every test builds or runs a hook environment
 
 
 def fix_hook_config(hook_repo, args) -> str:

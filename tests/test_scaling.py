@@ -20,6 +20,8 @@ from regex_steps import Counting
 from scaling_cases import SHAPES, WorkCounter, big_file, every_rule, hostile_text, long_line, many_branches, \
     nesting, notebook, unit
 
+pytestmark = pytest.mark.slow  # traced or step-counted runs at two sizes
+
 LINEAR = 4 * 1.5  # 4x the input: at most 6x the work (quadratic would be 16x)
 
 

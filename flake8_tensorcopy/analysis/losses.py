@@ -2,15 +2,15 @@
 the whole file): the loss keys (names, attribute paths and dict entries with a fixed key whose values reach
 a `backward()`, `torch.autograd.grad` or Lightning's `self.manual_backward(...)` call), the lists
 backpropagated through one element (`losses[-1].backward()`), the dicts whose entries are summed into a
-loss (`sum(parts.values())`), and whether a value holds a dict of loss terms (from a def, or unpacked beside
-a backpropagated loss).
+loss (`sum(parts.values())`), whether a value holds a dict of loss terms (from a def, or unpacked beside
+a backpropagated loss), and whether an expression is an entry of such a dict.
 """
 from __future__ import annotations
 
 import ast
 from typing import Optional
 
-from . import project, summaries
+from . import numbers, project, summaries
 from .facts import Bind, children, dotted, pos_of, walk
 
 GRAD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
@@ -258,3 +258,36 @@ def _sums_entries_into(fn, entries: int, total: int, ctx) -> bool:
         if parts is None or summed is None or parts not in _summed_entries(summed, home):
             return False
     return True
+
+
+def loss_entry(expr, ctx) -> bool:
+    """An entry of a dict whose entries' sum (`sum(losses.values()).backward()`) or one of whose entries
+    (`out["loss"].backward()`) is backpropagated: `losses["ce"]`, `losses[k]`, `v` of
+    `for k, v in losses.items()` (or `for v in losses.values()`), and sums and products of them."""
+    if isinstance(expr, ast.BinOp):
+        return loss_entry(expr.left, ctx) or loss_entry(expr.right, ctx)
+    held = None
+    if isinstance(expr, ast.Subscript) and (isinstance(expr.slice, ast.Name) or fixed_entry(expr) is not None):
+        held = expr.value
+    elif isinstance(expr, ast.Name):
+        b = ctx.frame.scope.binding_before(expr.id, ctx.pos)
+        if b is not None and b.kind == Bind.FOR:
+            held = _entries_iterated(b.node, expr.id)
+    if held is None or numbers.number_dict(held, ctx):
+        return False
+    key = dotted(held)  # (an attribute path `self.parts`; loss_dict answers for names and calls)
+    return key in summed_dicts(ctx) or key in ctx.frame.scope.backward_names or loss_dict(held, ctx, ctx.pos) is True
+
+
+def _entries_iterated(loop, name: str):
+    """The dict whose values `name` takes in `for k, name in d.items()` or `for name in d.values()`."""
+    it, target = loop.iter, loop.target
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and not it.args):
+        return None
+    if it.func.attr == "items" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        value = target.elts[1]
+    elif it.func.attr == "values":
+        value = target
+    else:
+        return None
+    return it.func.value if isinstance(value, ast.Name) and value.id == name else None

@@ -8,7 +8,7 @@ from typing import Sequence
 from urllib.parse import quote
 
 from .. import __version__
-from ..rules.docs import DOCS_URL
+from ..rules.docs import DOCS_URL, fix_metadata
 from ..pipeline.lint import Item
 from ..rules import BY_CODE, RULES
 from ..text import shown
@@ -78,7 +78,7 @@ def to_sarif(items: Sequence[Item], errors: Sequence[tuple[str, str]]) -> dict:
         "fullDescription": {"text": doc_section(r.doc, "What it does") or r.summary},
         "helpUri": DOCS_URL.format(code=r.code),
         "defaultConfiguration": {"enabled": r.default_on, "level": "warning"},
-        "properties": {"fix": r.fix_safety.value},
+        "properties": fix_metadata(r),
     } for r in RULES]
     results = []
     for i in items:

@@ -56,16 +56,16 @@ def cmd_explain(args) -> int:
 
 def cmd_rules(args) -> int:
     if args.format == "json":
-        from ..rules.docs import DOCS_URL
+        from ..rules.docs import DOCS_URL, fix_metadata
 
         print(json.dumps([{"code": r.code, "name": r.name, "summary": r.summary, "default_on": r.default_on,
-                           "fix": r.fix_safety.value, "url": DOCS_URL.format(code=r.code)} for r in RULES],
-                         indent=2))
+                           **fix_metadata(r), "url": DOCS_URL.format(code=r.code)} for r in RULES], indent=2))
         return 0
     width = max(len(r.name) for r in RULES)
-    print(f"{'code':<7} {'name':<{width}}  default  fix     summary")
+    print(f"{'code':<7} {'name':<{width}}  default  fix        safety       summary")
     for r in RULES:
-        print(f"{r.code:<7} {r.name:<{width}}  {'on' if r.default_on else 'off':<7}  {r.fix_safety.value:<6}  "
+        safety = ",".join(s.value for s in r.fix_safeties) or "-"
+        print(f"{r.code:<7} {r.name:<{width}}  {'on' if r.default_on else 'off':<7}  {r.fix.value:<9}  {safety:<11}  "
               f"{r.summary}")
     print(f"\n{NOT_A_RULE}")
     return 0

@@ -11,7 +11,7 @@ from typing import Iterable, Optional, Sequence
 
 from ..rules.context import Context
 from ..analysis.facts import FileFacts
-from ..rules.model import Finding, RuleSpec
+from ..rules.model import Finding, Rule
 from .partial import parse_partial
 from ..rules import RULES
 
@@ -28,7 +28,7 @@ class Result:
 
 
 def select_rules(select: Iterable[str] = (), ignore: Iterable[str] = (), extend_select: Iterable[str] = (),
-                 rules: Sequence[RuleSpec] = RULES) -> list[RuleSpec]:
+                 rules: Sequence[Rule] = RULES) -> list[Rule]:
     """flake8's meaning: `select` replaces the default set, `extend_select` adds, `ignore` removes;
     the longest matching prefix wins between a select and an ignore."""
     select, ignore, extend = list(select), list(ignore), list(extend_select)
@@ -41,12 +41,12 @@ def select_rules(select: Iterable[str] = (), ignore: Iterable[str] = (), extend_
     return chosen
 
 
-def could_fire(source: str, rules: Sequence[RuleSpec]) -> list[RuleSpec]:
+def could_fire(source: str, rules: Sequence[Rule]) -> list[Rule]:
     """The cheap textual pre-filter: rules whose trigger text occurs in the file."""
     return [r for r in rules if r.trigger.search(source)]
 
 
-def match_lines(source: str, rules: Sequence[RuleSpec]) -> Optional[list[int]]:
+def match_lines(source: str, rules: Sequence[Rule]) -> Optional[list[int]]:
     """Sorted line numbers where the rules' HOT texts (default: TRIGGER) start, or None when the whole
     file must be looked at (an empty match is a file-level condition, not a place)."""
     if "\r" in source:
@@ -72,7 +72,7 @@ def hot_lines(found: Optional[list[int]], tree: ast.Module) -> Optional[list[int
     return None if imports.intersection(found) else found
 
 
-def tree_for(source: str, filename: str, active: Sequence[RuleSpec]) -> ast.Module:
+def tree_for(source: str, filename: str, active: Sequence[Rule]) -> ast.Module:
     """The whole tree. For a file that does not parse, the partial tree (see `partial_tree`) when there
     is one: a syntax error in a def no rule looks at is left to flake8 (E999). Files that parse are
     parsed whole: stubbing them first costs more than it saves, as the walk skips cold defs anyway."""
@@ -85,7 +85,7 @@ def tree_for(source: str, filename: str, active: Sequence[RuleSpec]) -> ast.Modu
         return tree
 
 
-def partial_tree(source: str, rules: Sequence[RuleSpec]) -> Optional[ast.Module]:
+def partial_tree(source: str, rules: Sequence[Rule]) -> Optional[ast.Module]:
     """The tree with the defs that hold no trigger text of `rules` stubbed (partial.py), or None where
     that could change a finding: a rule that reads other defs (WHOLE_FILE), trigger text outside
     functions (a module-level import's names can be called anywhere)."""
@@ -96,16 +96,16 @@ def partial_tree(source: str, rules: Sequence[RuleSpec]) -> Optional[ast.Module]
     return parse_partial(source, found)
 
 
-def rules_by_node_type(rules: Sequence[RuleSpec]) -> dict[type, list[RuleSpec]]:
+def rules_by_node_type(rules: Sequence[Rule]) -> dict[type, list[Rule]]:
     """Which rules look at each node type: the walk records only these types."""
-    by_type: dict[type, list[RuleSpec]] = {}
+    by_type: dict[type, list[Rule]] = {}
     for rule in rules:
         for node_type in rule.nodes:
             by_type.setdefault(node_type, []).append(rule)
     return by_type
 
 
-def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = RULES,
+def analyse(source: str, filename: str = "<stdin>", rules: Sequence[Rule] = RULES,
             tree: Optional[ast.Module] = None, tensor_functions: Iterable[str] = ()) -> Result:
     """Findings for one file's source text. Raises AnalysisError for a file that cannot be parsed.
 

@@ -19,7 +19,7 @@ from pyflakes import messages as pyflakes_messages
 from ..engine.core import AnalysisError, parse
 from ..pipeline.lint import Document, lint
 from .imports import add_imports, remove_copy_imports
-from ..rules.model import Edit, Finding, FixSafety, RuleSpec
+from ..rules.model import Edit, Finding, FixSafety, Rule
 from .not_tensor import new_receivers, suspect_calls
 from ..rules import RULES
 
@@ -56,14 +56,14 @@ def ast_lines(source: str) -> list[str]:
     return LINE_END.split(source)
 
 
-def reported(source: str, filename: str, rules: Sequence[RuleSpec],
+def reported(source: str, filename: str, rules: Sequence[Rule],
              tensor_functions: Sequence[str] = ()) -> tuple[list[Finding], list[str]]:
     """The findings of `rules` not suppressed by `# noqa`, and the rules' own errors."""
     linted = lint(Document(filename, source), rules, tensor_functions)
     return linted.findings, linted.errors
 
 
-def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = RULES,
+def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[Rule] = RULES,
                unsafe: bool = False, max_passes: int = MAX_PASSES, tensor_functions: Sequence[str] = ()) -> Outcome:
     """Fix `source`. Raises AnalysisError when it cannot be parsed, FixError when a fixed text would not."""
     outcome = Outcome(source, source)

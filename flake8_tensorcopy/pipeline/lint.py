@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional, Protocol, Sequence
 
 from ..engine.core import analyse
-from ..rules.model import Finding, RuleSpec
+from ..rules.model import Finding, Rule
 from ..text import split_lines
 from .noqa import suppressed
 
@@ -70,7 +70,7 @@ class Linted:
     parsed: bool = False  # False when the pre-filter ruled the file out
 
 
-def lint(doc: Document, rules: Sequence[RuleSpec], tensor_functions: Iterable[str] = (),
+def lint(doc: Document, rules: Sequence[Rule], tensor_functions: Iterable[str] = (),
          tree: Optional[ast.Module] = None, noqa: bool = True) -> Linted:
     """The findings of `doc` that `rules` report. Raises engine.core.AnalysisError when the program cannot
     be analysed. `noqa=False` keeps suppressed findings (flake8 applies `# noqa` itself)."""

@@ -8,9 +8,28 @@ from typing import Callable, ClassVar, Iterable, Iterator, Optional, Union
 
 
 class FixSafety(enum.Enum):
-    NONE = "none"
+    """How safe one fix is: `fix` applies safe fixes, `fix --unsafe-fixes` unsafe ones too."""
+
     SAFE = "safe"
     UNSAFE = "unsafe"
+
+
+class FixAvailability(enum.Enum):
+    """Whether a rule's findings come with a fix: never, for some findings, or for every one."""
+
+    NEVER = "never"
+    SOMETIMES = "sometimes"
+    ALWAYS = "always"
+
+
+@dataclass(frozen=True)
+class FixForm:
+    """One kind of fix a rule makes: `what` it writes (and for which findings), its safety, and for an
+    unsafe fix the behaviour it `changes`."""
+
+    what: str
+    safety: FixSafety
+    changes: str = ""
 
 
 @dataclass(frozen=True)
@@ -99,22 +118,27 @@ class Trigger:
         return cls(*spec) if isinstance(spec, tuple) else cls(spec)
 
 
+TriggerSpec = Union[str, tuple[str, ...], Trigger]
+
+
 @dataclass(frozen=True)
-class RuleSpec:
-    """Everything a rule says about itself; the docstring holds the documentation."""
+class Rule:
+    """Everything a rule says about itself, declared once as `RULE = Rule(...)` in its module; the module's
+    docstring (`doc`) holds the documentation, its first line the summary. `fix` says whether findings
+    come with a fix, `fix_forms` which fixes there are and how safe each is."""
 
     code: str
     name: str
     message: str
     nodes: tuple[type, ...]
     check: Callable[..., Iterable[Finding]]  # (node, rules.context.Context)
-    trigger: Trigger
+    trigger: TriggerSpec  # the text the rule needs before it can fire (see Trigger.of)
     claim: str
     doc: str
-    fix_safety: FixSafety = FixSafety.NONE
+    fix: FixAvailability = FixAvailability.NEVER
+    fix_forms: tuple[FixForm, ...] = ()
     default_on: bool = True
-    summary: str = ""
-    hot: Optional[Trigger] = None  # where findings can be; defaults to `trigger`
+    hot: Optional[TriggerSpec] = None  # where findings can be; defaults to `trigger`
     whole_file: bool = False  # reads defs other than the one it reports in: never a partial tree
     docs_sections: ClassVar[tuple[str, ...]] = (
         "What it does",
@@ -124,3 +148,21 @@ class RuleSpec:
         "Fix safety",
         "References",
     )
+
+    def __post_init__(self):
+        object.__setattr__(self, "trigger", Trigger.of(self.trigger))
+        object.__setattr__(self, "hot", Trigger.of(self.hot) if self.hot is not None else self.trigger)
+        if (self.fix is FixAvailability.NEVER) != (not self.fix_forms):
+            raise ValueError(f"{self.code}: fix={self.fix.value} with {len(self.fix_forms)} fix forms")
+        if any(f.safety is FixSafety.UNSAFE and not f.changes for f in self.fix_forms):
+            raise ValueError(f"{self.code}: an unsafe fix form must say what it changes")
+
+    @property
+    def summary(self) -> str:
+        doc = self.doc.strip()
+        return doc.splitlines()[0] if doc else ""
+
+    @property
+    def fix_safeties(self) -> tuple[FixSafety, ...]:
+        """The safeties of the rule's fixes, safe first, each once."""
+        return tuple(s for s in FixSafety if any(f.safety is s for f in self.fix_forms))

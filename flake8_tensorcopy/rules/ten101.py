@@ -48,20 +48,10 @@ import ast
 from ..analysis.aliasing import DETACH, DIRECT, alias_writes, named, still_used
 from ..analysis.evidence import is_param_like
 from ..analysis.facts import end_of
-from .model import FixSafety
+from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import as_receiver
 
-CODE = "TEN101"
-NAME = "detach-alias-write"
-MESSAGE = ("in-place write to '{alias}', a detach() alias of '{source}': '{source}' changes too (shared "
-           "storage and version counter){where}; copy with {source}.detach().clone()")
 ON_CPU = " when it is a CPU tensor (.cpu() / .to(device) return it; from CUDA they copy: CPU and GPU runs differ)"
-FIX = FixSafety.UNSAFE
-TRIGGER = r"\.detach\(\)"
-NODES = (ast.Assign, ast.AugAssign, ast.Call)
-CLAIM = ("An in-place write through y.detach() changes y and bumps its version counter, so a "
-         "backward pass that saved y raises 'one of the variables needed for gradient computation "
-         "has been modified by an inplace operation'; y.detach().clone() leaves y intact.")
 
 
 def check(node, ctx):
@@ -70,7 +60,8 @@ def check(node, ctx):
         if write.how == DIRECT or alias.family != DETACH or not _reportable_source(alias.source, ctx, end_of(node)):
             continue
         site = alias.site  # None for an element of a tuple a helper returned: nothing to copy there
-        fix = ctx.replace(site, as_receiver(ctx.text(site), site) + ".clone()", FIX) if site is not None else None
+        fix = None if site is None else ctx.replace(site, as_receiver(ctx.text(site), site) + ".clone()",
+                                                    FixSafety.UNSAFE)
         yield ctx.finding(node, fix, alias=write.name, source=ctx.text(alias.source),
                           where=ON_CPU if alias.moved else "")
 
@@ -81,3 +72,24 @@ def _reportable_source(source: ast.AST, ctx, after) -> bool:
     if source is None or is_param_like(source, ctx) or ctx.in_param_update_function:
         return False
     return still_used(source, ctx, after)
+
+
+RULE = Rule(
+    code="TEN101",
+    name="detach-alias-write",
+    message=("in-place write to '{alias}', a detach() alias of '{source}': '{source}' changes too (shared "
+             "storage and version counter){where}; copy with {source}.detach().clone()"),
+    nodes=(ast.Assign, ast.AugAssign, ast.Call),
+    check=check,
+    trigger=r"\.detach\(\)",
+    claim=("An in-place write through y.detach() changes y and bumps its version counter, so a "
+           "backward pass that saved y raises 'one of the variables needed for gradient computation "
+           "has been modified by an inplace operation'; y.detach().clone() leaves y intact."),
+    doc=__doc__,
+    fix=FixAvailability.SOMETIMES,
+    fix_forms=(
+        FixForm("`.clone()` at the alias site: `y.detach()` becomes `y.detach().clone()` (`y.detach().cpu().clone()`)",
+                FixSafety.UNSAFE,
+                "aliasing: writes through the alias no longer reach the source"),
+    ),
+)

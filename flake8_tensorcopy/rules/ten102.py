@@ -66,20 +66,8 @@ import ast
 from ..analysis.aliasing import DATA, DIRECT, KEPT, NAME as BY_NAME, alias_writes, still_used
 from ..analysis.evidence import SURE_TENSOR, is_param_like
 from ..analysis.facts import Bind, children, dotted, end_of, pos_of, walk
-from .model import FixSafety
+from .model import FixAvailability, FixForm, FixSafety, Rule
 
-CODE = "TEN102"
-NAME = "data-inplace-write"
-MESSAGE = ("in-place write through {via} changes '{source}' behind autograd's back (.data does not "
-           "bump the version counter): {effect}; {advice}")
-FIX = FixSafety.UNSAFE
-# `.data` (or a view of it: `.data.view(-1)`) at the end of a line (an alias), or followed by an index,
-# an in-place method or `op=`.
-TRIGGER = r"(?m)\.data(?:\.\w+\([^()\n]*\))*(?:[ \t]*(?:$|#)|\[|\.\w+_\(|[ \t]*[-+*/]=)"
-NODES = (ast.Assign, ast.AugAssign, ast.Expr)
-CLAIM = ("An in-place write through y.data, where a graph saved y, leaves y._version unchanged and "
-         "backward() returns a gradient that differs from the true gradient without raising; "
-         "y.detach().clone() leaves y and the gradient intact.")
 GRAD_WRONG = "gradients through it come out silently wrong"
 COPY_ADVICE = "use {source}.detach().clone() for a copy"
 LEAF_ATTRS = ("weight", "bias", "grad")
@@ -117,7 +105,7 @@ def _through_name(node, write, ctx):
     if not _graph_tracked(source, ctx) or not still_used(source, ctx, end_of(node)):
         return
     text = ctx.text(source)
-    fix = ctx.replace(write.alias.step(DATA).node, f"{text}.detach().clone()", FIX)
+    fix = ctx.replace(write.alias.step(DATA).node, f"{text}.detach().clone()", FixSafety.UNSAFE)
     yield ctx.finding(node, fix, via=f"'{write.name}' (bound to {text}.data)", source=text,
                       effect=GRAD_WRONG, advice=COPY_ADVICE.format(source=text))
 
@@ -130,7 +118,7 @@ def _kept_result(node: ast.Assign, write, ctx):
     if not still_used(source, ctx, end_of(node)) or _only_refilled(source, ctx):
         return
     text = ctx.text(source)
-    fix = ctx.replace(write.alias.step(DATA).node, f"{text}.detach().clone()", FIX)
+    fix = ctx.replace(write.alias.step(DATA).node, f"{text}.detach().clone()", FixSafety.UNSAFE)
     yield ctx.finding(node, fix, via=f"'{ctx.text(node.value)}' (kept as '{write.name}')", source=text,
                       effect=f"'{text}' itself is overwritten, not copied", advice=COPY_ADVICE.format(source=text))
 
@@ -197,3 +185,26 @@ def _backward_after(node, ctx) -> bool:
                 return True
         stack.extend(children(n))
     return False
+
+
+RULE = Rule(
+    code="TEN102",
+    name="data-inplace-write",
+    message=("in-place write through {via} changes '{source}' behind autograd's back (.data does not "
+             "bump the version counter): {effect}; {advice}"),
+    nodes=(ast.Assign, ast.AugAssign, ast.Expr),
+    # `.data` (or a view of it: `.data.view(-1)`) at the end of a line (an alias), or followed by an index,
+    # an in-place method or `op=`.
+    check=check,
+    trigger=r"(?m)\.data(?:\.\w+\([^()\n]*\))*(?:[ \t]*(?:$|#)|\[|\.\w+_\(|[ \t]*[-+*/]=)",
+    claim=("An in-place write through y.data, where a graph saved y, leaves y._version unchanged and "
+           "backward() returns a gradient that differs from the true gradient without raising; "
+           "y.detach().clone() leaves y and the gradient intact."),
+    doc=__doc__,
+    fix=FixAvailability.SOMETIMES,
+    fix_forms=(
+        FixForm("`y.data` bound to a name or kept becomes `y.detach().clone()`",
+                FixSafety.UNSAFE,
+                "aliasing: the write no longer reaches `y`"),
+    ),
+)

@@ -81,27 +81,13 @@ import ast
 from ..analysis.aliasing import CROSSINGS, DIRECT, KEPT, alias_writes, still_used
 from ..analysis.evidence import is_param_like
 from ..analysis.facts import end_of
-from .model import FixSafety
+from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import as_receiver
 
-CODE = "TEN103"
-NAME = "numpy-alias-write"
-MESSAGE = ("in-place write to '{alias}', which shares memory with '{source}' ({how}): '{source}' changes "
-           "too{where}; copy with {copy}")
 ON_CPU = " when it is a CPU tensor (a CUDA tensor needs .cpu(), which copies: CPU and GPU runs differ)"
 STAYS_ON_CPU = " while the tensor stays on the CPU (.cpu() / .to(device) of a CPU tensor return it)"
-FIX = FixSafety.UNSAFE
 # Any of: `.numpy(` and helpers named for it (`to_numpy(`), the NumPy <-> torch functions.
 TRIGGER = (r"numpy\(", "from_numpy", "asarray", "as_tensor")
-# Where findings are: the alias texts, and the normalising writes through an alias a helper function
-# built (`x_t = cast_inputs(x)` then `x_t /= 255`, in a def that names no alias function). `+=` and
-# `.add_(` are left out: counters and optimiser updates are everywhere, and each def they make hot is
-# walked for every rule.
-HOT = TRIGGER + (r"[-*/]=", r"\.(?:sub|mul|div|clamp|clip)_\(")
-NODES = (ast.Assign, ast.AugAssign, ast.Expr)
-CLAIM = ("On a CPU tensor t, a = t.detach().cpu().numpy() and u = torch.from_numpy(arr).to(device) share "
-         "memory: an in-place write into a changes t, and into u changes arr; .copy() / .clone() at the "
-         "alias site leave the source unchanged.")
 
 
 def check(node, ctx):
@@ -116,7 +102,8 @@ def check(node, ctx):
             continue
         copy = "copy" if alias.side == "ndarray" else "clone"
         site = alias.site
-        fix = ctx.replace(site, f"{as_receiver(ctx.text(site), site)}.{copy}()", FIX) if _one_site(write, ctx) else None
+        fix = (ctx.replace(site, f"{as_receiver(ctx.text(site), site)}.{copy}()", FixSafety.UNSAFE)
+               if _one_site(write, ctx) else None)
         where = ON_CPU if alias.side == "ndarray" else STAYS_ON_CPU if alias.moved else ""
         at = "before the in-place call" if write.how == KEPT else f"at '{write.name} = ...'"
         yield ctx.finding(node, fix, alias=write.name, source=ctx.text(source), how=alias.how(), where=where,
@@ -130,3 +117,29 @@ def _one_site(write, ctx) -> bool:
     if write.alias.site is None:
         return False
     return write.how == KEPT or len(ctx.frame.scope.reaching(write.name, ctx.pos)) == 1
+
+
+RULE = Rule(
+    code="TEN103",
+    name="numpy-alias-write",
+    message=("in-place write to '{alias}', which shares memory with '{source}' ({how}): '{source}' changes "
+             "too{where}; copy with {copy}"),
+    nodes=(ast.Assign, ast.AugAssign, ast.Expr),
+    check=check,
+    trigger=TRIGGER,
+    # Where findings are: the alias texts, and the normalising writes through an alias a helper function
+    # built (`x_t = cast_inputs(x)` then `x_t /= 255`, in a def that names no alias function). `+=` and
+    # `.add_(` are left out: counters and optimiser updates are everywhere, and each def they make hot is
+    # walked for every rule.
+    hot=TRIGGER + (r"[-*/]=", r"\.(?:sub|mul|div|clamp|clip)_\("),
+    claim=("On a CPU tensor t, a = t.detach().cpu().numpy() and u = torch.from_numpy(arr).to(device) share "
+           "memory: an in-place write into a changes t, and into u changes arr; .copy() / .clone() at the "
+           "alias site leave the source unchanged."),
+    doc=__doc__,
+    fix=FixAvailability.SOMETIMES,
+    fix_forms=(
+        FixForm("`.copy()` (NumPy) or `.clone()` (torch) at the alias site",
+                FixSafety.UNSAFE,
+                "aliasing: writes no longer reach the other side"),
+    ),
+)

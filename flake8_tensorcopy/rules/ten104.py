@@ -66,20 +66,10 @@ from ..analysis.aliasing import named
 from .context import type_tested
 from ..analysis.evidence import MODULE, NDARRAY, OPTIMIZER, PARAM, STATE_DICT, TENSORISH
 from ..analysis.facts import dotted, walk
-from .model import FixSafety, Trigger
+from .model import FixAvailability, FixForm, FixSafety, Rule, Trigger
 
-CODE = "TEN104"
-NAME = "copy-result-discarded"
-MESSAGE = "result of {call} is discarded: the call returns its result and leaves '{source}' unchanged; {advice}"
-FIX = FixSafety.UNSAFE
 # A line that starts with `name(.attr)*([...])*.method(` or `deepcopy(`: bare calls only.
 COPY_METHODS = frozenset({"detach", "clone"})
-TRIGGER = Trigger(r"\.(?:" + "|".join(sorted(COPY_METHODS | api.CONVERSIONS)) + r")\(",
-                  r"deepcopy\(", line_start=r"[ \t]*[\w.]*(?:\[[^\]\n]*\])*")
-NODES = (ast.Expr,)
-CLAIM = ("x.detach(), x.clone(), x.to(torch.float64), x.double(), x.float() and copy.deepcopy(x) as "
-         "statements leave x unchanged (same object, dtype, requires_grad and grad_fn); x = x.to(...) "
-         "rebinds x to the converted tensor.")
 NOT_TENSOR = frozenset({MODULE, NDARRAY, OPTIMIZER, STATE_DICT})
 RAISES_CONTEXTS = ("raises", "assertRaises", "assertRaisesRegex", "assert_raises", "assertWarns", "warns")
 
@@ -93,7 +83,7 @@ def check(node: ast.Expr, ctx):
     source, call_text = found
     target = ctx.text(source)
     if _can_assign_back(source, call_text, ctx):
-        fix = ctx.replace(node, f"{target} = {ctx.text(node.value)}", FIX)
+        fix = ctx.replace(node, f"{target} = {ctx.text(node.value)}", FixSafety.UNSAFE)
         advice = f"assign it back: {target} = {ctx.text(node.value)}"
     else:
         fix, advice = None, "assign the result to a name"
@@ -218,3 +208,24 @@ def _in_raises_block(node, ctx) -> bool:
                 for i in w.items) and node in w.body:
             return True
     return False
+
+
+RULE = Rule(
+    code="TEN104",
+    name="copy-result-discarded",
+    message="result of {call} is discarded: the call returns its result and leaves '{source}' unchanged; {advice}",
+    nodes=(ast.Expr,),
+    check=check,
+    trigger=(Trigger(r"\.(?:" + "|".join(sorted(COPY_METHODS | api.CONVERSIONS)) + r")\(",
+             r"deepcopy\(", line_start=r"[ \t]*[\w.]*(?:\[[^\]\n]*\])*")),
+    claim=("x.detach(), x.clone(), x.to(torch.float64), x.double(), x.float() and copy.deepcopy(x) as "
+           "statements leave x unchanged (same object, dtype, requires_grad and grad_fn); x = x.to(...) "
+           "rebinds x to the converted tensor."),
+    doc=__doc__,
+    fix=FixAvailability.SOMETIMES,
+    fix_forms=(
+        FixForm("the discarded result is assigned back (`x = x.to(device)`)",
+                FixSafety.UNSAFE,
+                "the name now holds the converted tensor; other holders keep the old one"),
+    ),
+)

@@ -107,25 +107,14 @@ import ast
 from ..analysis import api, module_state, summaries
 from ..analysis.evidence import LIKELY_TENSOR, TENSOR
 from ..analysis.facts import Bind, self_attribute
-from .model import FixSafety
+from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import detached_clone
 
-CODE = "TEN201"
-NAME = "deepcopy-tensor"
-MESSAGE = "copy.deepcopy() of {what} '{arg}' {why}; {use}"
 WHY_NON_LEAF = "raises RuntimeError: it is not a graph leaf"
 WHY_VIEW = "copies the whole storage of the tensor it views (and raises if that one is in a graph)"
 WHY_STATE = ("raises RuntimeError once it has run: {cls}.{method}() leaves a tensor with a graph (not a leaf) "
              "in self.{attr}")
 USE_STATE = "clear self.{attr} after use (or store it detached) in {cls}"
-FIX = FixSafety.UNSAFE
-TRIGGER = r"deepcopy"
-NODES = (ast.Call,)
-CLAIM = ("copy.deepcopy() of a non-leaf tensor raises 'Only Tensors created explicitly by the user "
-         "(graph leaves) support the deepcopy protocol', and of a view copies the whole base storage; "
-         "t.detach().clone() gives an independent copy of just the view. A module that keeps a non-leaf "
-         "tensor on itself (an activation its forward or forward hook stored) raises the same error, "
-         "under no_grad too.")
 
 
 def check(node: ast.Call, ctx):
@@ -146,7 +135,7 @@ def check(node: ast.Call, ctx):
     else:
         return  # a plain leaf: deepcopy works (only slower)
     text = ctx.text(arg)
-    fix = ctx.replace(node, detached_clone(text, arg), FIX)
+    fix = ctx.replace(node, detached_clone(text, arg), FixSafety.UNSAFE)
     yield ctx.finding(node, fix, what="tensor", arg=text, why=why, use=f"use {text}.detach().clone()")
 
 
@@ -190,3 +179,26 @@ def _bound_to_view(expr, ctx) -> bool:
         return False
     bindings = ctx.frame.scope.reaching(expr.id, ctx.pos)
     return bool(bindings) and all(b.kind == Bind.ASSIGN and _is_view(b.value) for b in bindings)
+
+
+RULE = Rule(
+    code="TEN201",
+    name="deepcopy-tensor",
+    message="copy.deepcopy() of {what} '{arg}' {why}; {use}",
+    nodes=(ast.Call,),
+    check=check,
+    trigger=r"deepcopy",
+    claim=("copy.deepcopy() of a non-leaf tensor raises 'Only Tensors created explicitly by the user "
+           "(graph leaves) support the deepcopy protocol', and of a view copies the whole base storage; "
+           "t.detach().clone() gives an independent copy of just the view. A module that keeps a non-leaf "
+           "tensor on itself (an activation its forward or forward hook stored) raises the same error, "
+           "under no_grad too."),
+    doc=__doc__,
+    fix=FixAvailability.SOMETIMES,
+    fix_forms=(
+        FixForm("`copy.deepcopy(t)` becomes `t.detach().clone()` (a module that keeps a graph tensor: no fix, its "
+                "class must clear it)",
+                FixSafety.UNSAFE,
+                "gradient flow: `requires_grad` and `.grad` of a leaf are not copied"),
+    ),
+)

@@ -47,19 +47,9 @@ from __future__ import annotations
 import ast
 
 from ..analysis.evidence import LIKELY_TENSOR, TENSOR
-from .model import FixSafety
+from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import one_line
 from .edits import as_receiver, detached_clone
-
-CODE = "TEN202"
-NAME = "copy-copy-tensor"
-MESSAGE = ("copy.copy() of tensor '{arg}' shares its storage (not its version counter) and cuts the graph; "
-           "use {recv}.detach().clone() for a copy")
-FIX = FixSafety.UNSAFE
-TRIGGER = (r"copy\.copy\(", r"copy\s+import[^\n]*\bcopy\b")  # any of (`from copy import copy`)
-NODES = (ast.Call,)
-CLAIM = ("copy.copy(t) returns a new leaf sharing t's storage: writes through it change t and "
-         "gradients through it do not reach t's graph; t.detach().clone() owns its storage.")
 
 
 def check(node: ast.Call, ctx):
@@ -69,5 +59,26 @@ def check(node: ast.Call, ctx):
     if isinstance(arg, ast.Starred) or ctx.kind(arg) not in (TENSOR, LIKELY_TENSOR):
         return
     text = as_receiver(ctx.text(arg), arg)
-    fix = ctx.replace(node, detached_clone(ctx.text(arg), arg), FIX)
+    fix = ctx.replace(node, detached_clone(ctx.text(arg), arg), FixSafety.UNSAFE)
     yield ctx.finding(node, fix, arg=one_line(ctx.text(arg)), recv=one_line(text))
+
+
+RULE = Rule(
+    code="TEN202",
+    name="copy-copy-tensor",
+    message=("copy.copy() of tensor '{arg}' shares its storage (not its version counter) and cuts the graph; "
+             "use {recv}.detach().clone() for a copy"),
+    nodes=(ast.Call,),
+    # any of (`from copy import copy`)
+    check=check,
+    trigger=(r"copy\.copy\(", r"copy\s+import[^\n]*\bcopy\b"),
+    claim=("copy.copy(t) returns a new leaf sharing t's storage: writes through it change t and "
+           "gradients through it do not reach t's graph; t.detach().clone() owns its storage."),
+    doc=__doc__,
+    fix=FixAvailability.ALWAYS,
+    fix_forms=(
+        FixForm("`copy.copy(t)` becomes `t.detach().clone()`",
+                FixSafety.UNSAFE,
+                "aliasing and gradient flow: new storage, no `requires_grad`"),
+    ),
+)

@@ -47,23 +47,13 @@ from __future__ import annotations
 import ast
 
 from ..analysis import names
+from ..analysis.clones import kept_clones
 from ..analysis.evidence import PARAM
 from ..analysis.facts import base_name, pos_of, walk
 from ..analysis.inplace import written
-from .model import Fix, FixSafety
+from .model import Fix, FixAvailability, FixForm, FixSafety, Rule
 from .edits import before_method
 
-CODE = "TEN203"
-NAME = "clone-kept-with-graph"
-MESSAGE = ("clone() of '{source}' keeps it attached to the graph ({why}); "
-           "use {source}.detach().clone() for a snapshot")
-FIX = FixSafety.UNSAFE
-TRIGGER = r"\.clone\("
-NODES = (ast.Assign, ast.AnnAssign, ast.Expr, ast.Call)
-CLAIM = ("t.clone() keeps requires_grad and a CloneBackward0 node: a kept clone holds the graph of "
-         "its step alive and .numpy() on it raises; t.detach().clone() holds no graph.")
-PASS_THROUGH = frozenset({"to", "cpu", "cuda", "float", "double", "half", "contiguous", "squeeze", "unsqueeze",
-                          "view", "reshape", "flatten", "requires_grad_"})
 KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "push"})
 
 
@@ -93,12 +83,12 @@ def check(node, ctx):
 
 
 def _report(expr, ctx, why, snapshot=None):
-    for clone in _kept_clones(expr):
+    for clone in kept_clones(expr):
         source = clone.func.value
         if snapshot and ctx.kind(source) == PARAM and not _fed_back(snapshot, ctx):
             continue  # a parameter's clone only compared or logged holds no activations
         if ctx.attached(source):
-            fix = Fix((before_method(ctx, clone.func, "detach()."),), FIX)
+            fix = Fix((before_method(ctx, clone.func, "detach()."),), FixSafety.UNSAFE)
             yield ctx.finding(clone, fix, source=ctx.text(source), why=why)
 
 
@@ -141,31 +131,6 @@ def _last_computed_with(facts, body) -> dict:
     return found
 
 
-def _kept_clones(expr):
-    """clone() calls whose result is what `expr` evaluates to (through `.cpu()`, `.to()`, literals)."""
-    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in PASS_THROUGH:
-        expr = expr.func.value
-    if isinstance(expr, (ast.Tuple, ast.List)):
-        for e in expr.elts:
-            yield from _kept_clones(e)
-    elif isinstance(expr, ast.Dict):
-        for v in expr.values:
-            yield from _kept_clones(v)
-    elif _is_clone(expr):
-        yield expr
-
-
-def _is_clone(expr) -> bool:
-    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "clone"):
-        return False
-    recv = expr.func.value
-    while isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute) and recv.func.attr in PASS_THROUGH:
-        recv = recv.func.value
-    detached = (isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute) and recv.func.attr == "detach") or (
-        isinstance(recv, ast.Attribute) and recv.attr == "data")
-    return not detached
-
-
 def _outlives_step(target, ctx) -> bool:
     """An attribute, or a container bound outside the innermost loop: it survives the iteration."""
     root = target
@@ -183,8 +148,28 @@ def _outlives_step(target, ctx) -> bool:
 def _numpy_of_clone(call: ast.Call, ctx):
     if not (isinstance(call.func, ast.Attribute) and call.func.attr == "numpy"):
         return
-    for clone in _kept_clones(call.func.value):
+    for clone in kept_clones(call.func.value):
         source = clone.func.value
         if ctx.attached(source) and base_name(source):
-            fix = Fix((before_method(ctx, clone.func, "detach()."),), FIX)
+            fix = Fix((before_method(ctx, clone.func, "detach()."),), FixSafety.UNSAFE)
             yield ctx.finding(clone, fix, source=ctx.text(source), why=".numpy() on it raises")
+
+
+RULE = Rule(
+    code="TEN203",
+    name="clone-kept-with-graph",
+    message=("clone() of '{source}' keeps it attached to the graph ({why}); "
+             "use {source}.detach().clone() for a snapshot"),
+    nodes=(ast.Assign, ast.AnnAssign, ast.Expr, ast.Call),
+    check=check,
+    trigger=r"\.clone\(",
+    claim=("t.clone() keeps requires_grad and a CloneBackward0 node: a kept clone holds the graph of "
+           "its step alive and .numpy() on it raises; t.detach().clone() holds no graph."),
+    doc=__doc__,
+    fix=FixAvailability.ALWAYS,
+    fix_forms=(
+        FixForm("`.detach()` before the kept `.clone()`",
+                FixSafety.UNSAFE,
+                "gradient flow: nothing backpropagates through the copy"),
+    ),
+)

@@ -98,23 +98,13 @@ from ..analysis.evidence import reaching
 from ..analysis.maybe_tensor import declared_tensor
 from .context import type_tested
 from ..analysis.facts import Bind, dotted
-from .model import FixSafety
+from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import one_line
 from .edits import as_receiver, detached_clone
 
-CODE = "TEN204"
-NAME = "tensor-from-tensor"
-MESSAGE = "{call} on {subject} {why}; use {use}"
 WHY_COPY = "copies and silently cuts the graph (torch warns)"
 WHY_MAYBE = "copies a tensor and silently cuts its graph (torch warns)"
 WHY_ALIAS = "does not copy: the result aliases it"
-FIX = FixSafety.SAFE
-# tensor(x (not to_tensor(x / as_tensor(x: the lookbehind checks the character before it), new_tensor(x,
-# Tensor(x and FloatTensor(x: a named argument
-TRIGGER = (r"tensor\((?<=\Wtensor\()\s*[A-Za-z_]", r"new_tensor\(\s*[A-Za-z_]", r"Tensor\(\s*[A-Za-z_]")
-NODES = (ast.Call,)
-CLAIM = ("torch.tensor(t) emits 'To copy construct from a tensor ...' and returns a tensor without grad_fn; "
-         "torch.Tensor(t) / torch.FloatTensor(t) share t's storage; t.detach().clone() is an independent copy.")
 LEGACY = frozenset(
     f"torch.{prefix}{name}Tensor"
     for prefix in ("", "cuda.")
@@ -233,3 +223,27 @@ def _new_tensor_fix(node: ast.Call, arg, ctx):
         return None
     text = f"{as_receiver(ctx.text(arg), arg)}.detach().to({ctx.text(base)}, copy=True)"
     return ctx.replace(node, text, FixSafety.SAFE)
+
+
+RULE = Rule(
+    code="TEN204",
+    name="tensor-from-tensor",
+    message="{call} on {subject} {why}; use {use}",
+    nodes=(ast.Call,),
+    # tensor(x (not to_tensor(x / as_tensor(x: the lookbehind checks the character before it), new_tensor(x,
+    # Tensor(x and FloatTensor(x: a named argument
+    check=check,
+    trigger=(r"tensor\((?<=\Wtensor\()\s*[A-Za-z_]", r"new_tensor\(\s*[A-Za-z_]", r"Tensor\(\s*[A-Za-z_]"),
+    claim=("torch.tensor(t) emits 'To copy construct from a tensor ...' and returns a tensor without grad_fn; "
+           "torch.Tensor(t) / torch.FloatTensor(t) share t's storage; t.detach().clone() is an independent copy."),
+    doc=__doc__,
+    fix=FixAvailability.SOMETIMES,
+    fix_forms=(
+        FixForm("`torch.tensor(t)` becomes `t.detach().clone()` (`.to(..., copy=True)` with dtype= / device=)",
+                FixSafety.SAFE),
+        FixForm("`base.new_tensor(t)` becomes `t.detach().to(base, copy=True)`", FixSafety.SAFE),
+        FixForm("legacy `torch.Tensor(t)` / `torch.FloatTensor(t)` becomes `t.detach().clone()`",
+                FixSafety.UNSAFE,
+                "aliasing and gradient flow: a copy where they aliased"),
+    ),
+)

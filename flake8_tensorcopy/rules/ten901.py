@@ -64,24 +64,12 @@ import ast
 from ..analysis import api, names
 from ..analysis.evidence import _is_module_class
 from ..analysis.facts import Bind, dotted, self_attribute, walk
-from .model import Fix, FixSafety
+from .model import Fix, FixAvailability, FixForm, FixSafety, Rule
 from .edits import as_receiver
 
-CODE = "TEN901"
-NAME = "graph-stored-on-module"
-MESSAGE = ("'{target}' keeps '{value}' with its autograd graph on the object after {func}(): the graph "
-           "stays alive and copy.deepcopy raises; store {value}.detach()")
-FIX = FixSafety.UNSAFE
 # Subscripts and annotations are bounded (200 characters): unbounded, each `self.x:` or `self.x[` on a
 # long line is scanned to the line's end (quadratic in the line's length). A longer one is not looked at.
 STORE = r"self\.\w+(?:\[[^\]\n]{0,200}\])?\s*(?::[^=\n]{0,200})?=[^=]"
-TRIGGER = r"(?s)\A(?=.*(?:forward|hook))(?=.*" + STORE + ")"
-HOT = STORE  # where findings are
-NODES = (ast.Assign, ast.AnnAssign)
-CLAIM = ("A tensor computed from a module's parameters and stored on the module in forward keeps its "
-         "graph: copy.deepcopy(module) then raises 'Only Tensors created explicitly by the user (graph "
-         "leaves) support the deepcopy protocol'; storing .detach() lets it copy.")
-DEFAULT_ON = False
 HOOK_OUTPUT_ARGS = frozenset({"out", "output", "outputs", "inp", "input", "inputs", "result"})
 MAX_DEPTH = 8
 
@@ -101,7 +89,7 @@ def check(node, ctx):
     attached = [(t, v) for t, v in stored if _from_graph(v, ctx, hook, methods, 0)]
     if not attached:
         return
-    fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for _, v in attached), FIX)
+    fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for _, v in attached), FixSafety.UNSAFE)
     target, value = attached[0]
     shown = as_receiver(" ".join(ctx.text(value).split()), value)
     yield ctx.finding(node, fix, target=ctx.text(target), value=shown, func=func.name)
@@ -187,3 +175,27 @@ def _from_graph(expr, ctx, hook, methods, depth) -> bool:
     if isinstance(expr, ast.UnaryOp):
         return _from_graph(expr.operand, ctx, hook, methods, depth + 1)
     return False
+
+
+RULE = Rule(
+    code="TEN901",
+    name="graph-stored-on-module",
+    message=("'{target}' keeps '{value}' with its autograd graph on the object after {func}(): the graph "
+             "stays alive and copy.deepcopy raises; store {value}.detach()"),
+    nodes=(ast.Assign, ast.AnnAssign),
+    check=check,
+    trigger=r"(?s)\A(?=.*(?:forward|hook))(?=.*" + STORE + ")",
+    # where findings are
+    hot=STORE,
+    claim=("A tensor computed from a module's parameters and stored on the module in forward keeps its "
+           "graph: copy.deepcopy(module) then raises 'Only Tensors created explicitly by the user (graph "
+           "leaves) support the deepcopy protocol'; storing .detach() lets it copy."),
+    doc=__doc__,
+    fix=FixAvailability.ALWAYS,
+    fix_forms=(
+        FixForm("`.detach()` on the value kept on `self`",
+                FixSafety.UNSAFE,
+                "gradient flow: nothing backpropagates through the kept attribute"),
+    ),
+    default_on=False,
+)

@@ -32,19 +32,8 @@ from __future__ import annotations
 
 import ast
 
-from .model import Edit, Fix, FixSafety
+from .model import Edit, Fix, FixAvailability, FixForm, FixSafety, Rule
 from .edits import as_receiver, before_method
-
-CODE = "TEN902"
-NAME = "clone-then-detach"
-MESSAGE = ("'{recv}.clone().detach()' records a CloneBackward0 node only to drop it; "
-           "write '{recv}.detach().clone()' (same result)")
-FIX = FixSafety.SAFE
-TRIGGER = r"\.clone\((?:[^()]|\([^()]*\))*\)(?:\s|#[^\n]*\n)*\.\s*detach\("  # one way to match
-NODES = (ast.Call,)
-CLAIM = ("t.clone().detach() and t.detach().clone() give equal values and a detached leaf; the "
-         "clone-first order records a CloneBackward0 node on the way, detach-first records none.")
-DEFAULT_ON = False
 
 
 def check(node, ctx):
@@ -62,7 +51,7 @@ def check(node, ctx):
     else:
         recv = clone.func.value
         detach_first = before_method(ctx, clone.func, "detach().")
-    fix = Fix((detach_first, _drop_detach(node, clone, ctx)), FIX)
+    fix = Fix((detach_first, _drop_detach(node, clone, ctx)), FixSafety.SAFE)
     yield ctx.finding(node, fix, recv=as_receiver(" ".join(ctx.text(recv).split()), recv))
 
 
@@ -75,3 +64,23 @@ def _drop_detach(node, clone, ctx) -> Edit:
         dot = ctx.facts.lines[line - 1].rfind(".", 0, col - len("detach"))
         start = (line, dot)
     return Edit(start, end, "")
+
+
+RULE = Rule(
+    code="TEN902",
+    name="clone-then-detach",
+    message=("'{recv}.clone().detach()' records a CloneBackward0 node only to drop it; "
+             "write '{recv}.detach().clone()' (same result)"),
+    nodes=(ast.Call,),
+    # one way to match
+    check=check,
+    trigger=r"\.clone\((?:[^()]|\([^()]*\))*\)(?:\s|#[^\n]*\n)*\.\s*detach\(",
+    claim=("t.clone().detach() and t.detach().clone() give equal values and a detached leaf; the "
+           "clone-first order records a CloneBackward0 node on the way, detach-first records none."),
+    doc=__doc__,
+    fix=FixAvailability.ALWAYS,
+    fix_forms=(
+        FixForm("`.clone().detach()` becomes `.detach().clone()`", FixSafety.SAFE),
+    ),
+    default_on=False,
+)

@@ -56,20 +56,9 @@ import dataclasses
 from .context import Context
 from ..analysis.evidence import SURE_TENSOR
 from ..analysis.facts import Bind
-from .model import Edit, Fix, FixSafety
+from .model import Edit, Fix, FixAvailability, FixForm, FixSafety, Rule
 from .edits import as_receiver
 
-CODE = "TEN903"
-NAME = "data-attribute"
-MESSAGE = "'.data' on '{recv}' hides writes from autograd (silently wrong gradients); {use}"
-FIX = FixSafety.UNSAFE
-TRIGGER = r"\.data\b"
-NODES = (ast.Attribute,)
-CLAIM = ("A write through p.data between forward and backward changes a saved tensor without a version "
-         "bump: backward() returns a wrong gradient with no error; the same write through p.detach() "
-         "raises 'one of the variables needed for gradient computation has been modified by an inplace "
-         "operation'.")
-DEFAULT_ON = False
 PARAM_ITERATORS = frozenset({"named_parameters", "named_buffers"})
 
 
@@ -80,7 +69,7 @@ def check(node, ctx):
     shown = as_receiver(ast.unparse(recv), recv)  # not the source text: slicing it is O(file) per call
     if isinstance(node.ctx, ast.Load):
         line, end = ctx.char_pos(node.end_lineno, node.end_col_offset)
-        fix = Fix((Edit((line, end - len("data")), (line, end), "detach()"),), FIX)  # `.data` -> `.detach()`
+        fix = Fix((Edit((line, end - len("data")), (line, end), "detach()"),), FixSafety.UNSAFE)  # -> `.detach()`
         use = f"use {shown}.detach() (or torch.no_grad() for an update)"
         yield ctx.finding(node, fix, recv=shown, use=use)
     else:
@@ -106,3 +95,25 @@ def _is_tensor(expr, ctx) -> bool:
                     and isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
                     and it.func.attr in PARAM_ITERATORS)
     return False
+
+
+RULE = Rule(
+    code="TEN903",
+    name="data-attribute",
+    message="'.data' on '{recv}' hides writes from autograd (silently wrong gradients); {use}",
+    nodes=(ast.Attribute,),
+    check=check,
+    trigger=r"\.data\b",
+    claim=("A write through p.data between forward and backward changes a saved tensor without a version "
+           "bump: backward() returns a wrong gradient with no error; the same write through p.detach() "
+           "raises 'one of the variables needed for gradient computation has been modified by an inplace "
+           "operation'."),
+    doc=__doc__,
+    fix=FixAvailability.SOMETIMES,
+    fix_forms=(
+        FixForm("reads of `.data` become `.detach()`",
+                FixSafety.UNSAFE,
+                "a write through the alias that overlaps a pending backward raises instead of passing silently"),
+    ),
+    default_on=False,
+)

@@ -1,0 +1,125 @@
+"""Accumulators across the steps of a loop: `total += v`, `stats[k] = stats[k] + v`, `history.append(v)`;
+the training loop whose iterations one outlives (not reset inside it), whether it starts as a number,
+and whether code uses it as a tensor.
+"""
+from __future__ import annotations
+
+import ast
+
+from . import api, training
+from .facts import dotted, pos_of, walk
+
+APPENDERS = {"append": 0, "appendleft": 0, "insert": 1}
+
+
+def accumulation(node):
+    """(accumulator, [value]) of `total += v`, `stats[k] = stats[k] + v` (or `stats.get(k, 0) + v`),
+    `history.append(v)` / `.insert(i, v)`; None for anything else."""
+    if isinstance(node, ast.AugAssign):
+        return (node.target, [node.value]) if isinstance(node.op, ast.Add) else None
+    if isinstance(node, ast.Assign):
+        return entry_accumulation(node)
+    call = node.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr in APPENDERS and not call.keywords):
+        return None
+    return call.func.value, call.args[APPENDERS[call.func.attr]:][:1]
+
+
+def entry_accumulation(node: ast.Assign):
+    """`stats[k] = stats[k] + v` or `stats[k] = stats.get(k, 0) + v`: an entry that adds to itself (read
+    first, as ENTRY_ADD finds it)."""
+    (target,) = node.targets if len(node.targets) == 1 else (None,)
+    value = node.value
+    if not (isinstance(target, ast.Subscript) and isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+        return None
+    own = value.left
+    if shape(own) == shape(target) or (
+            isinstance(own, ast.Call) and isinstance(own.func, ast.Attribute) and own.func.attr == "get"
+            and own.args and shape(own.func.value) == shape(target.value)
+            and shape(own.args[0]) == shape(target.slice)):
+        return target, [value.right]
+    return None
+
+
+def root_key(acc):
+    """'total', 'stats' for stats[k], 'self.history' for self.history[k]; None for calls."""
+    while isinstance(acc, ast.Subscript):
+        acc = acc.value
+    return dotted(acc)
+
+
+def outlived_training_loop(key: str, acc, ctx):
+    """The innermost training loop whose iterations the accumulator outlives, or None."""
+    scope = ctx.frame.scope
+    origin = scope.origin(key, ctx.pos) if "." not in key else None
+    for loop in reversed(ctx.frame.loops):
+        if reset_inside(key, acc, loop, ctx):
+            return None
+        if origin is not None and origin.pos >= pos_of(loop):
+            continue  # bound inside this loop: it may still outlive an inner one only
+        if ((id(loop) in ctx.facts.training_loops and training.torch_training(loop, ctx))
+                or training.calls_step(loop, ctx)):
+            return loop
+    return None
+
+
+def reset_inside(key: str, acc, loop, ctx) -> bool:
+    """A plain assignment to the accumulator, or `acc.clear()`, anywhere in the loop (a periodic reset
+    counts: the kept graphs are then bounded by the reset interval)."""
+    keys, shapes = training.per_loop(ctx, loop, "assigned", _assigned)
+    return key in keys or shape(acc) in shapes
+
+
+def _assigned(loop, ctx):
+    """(dotted names, shapes) of every plain assignment target in the loop, and of every `x.clear()`."""
+    keys, shapes = set(), set()
+    for stmt in walk(loop):
+        if isinstance(stmt, ast.Call) and isinstance(stmt.func, ast.Attribute) and stmt.func.attr == "clear":
+            keys.add(dotted(stmt.func.value))
+            shapes.add(shape(stmt.func.value))
+        if isinstance(stmt, ast.Assign) and entry_accumulation(stmt) is not None:
+            continue  # `stats[k] = stats[k] + v` adds, it does not reset
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
+            stmt, ast.AnnAssign) else []
+        for t in targets:
+            for elt in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
+                keys.add(dotted(elt))
+                shapes.add(shape(elt))
+    return keys, shapes
+
+
+def shape(expr) -> str:
+    """The expression's structure without positions or load/store context: `stats[k]` either side."""
+    return ast.dump(expr, annotate_fields=False).replace("Store()", "Load()")
+
+
+def starts_numeric(key: str, acc, ctx) -> bool:
+    """`total = 0.0` for `total += ...`; `stats = {"loss": 0.0}` or `defaultdict(float)` for `stats[k] += ...`."""
+    if "." in key:
+        return False
+    origin = ctx.frame.scope.origin(key, ctx.pos)
+    value = origin.value if origin is not None else None
+    if isinstance(acc, ast.Name):
+        return _number_literal(value)
+    if not (isinstance(acc, ast.Subscript) and isinstance(acc.value, ast.Name)):
+        return False
+    if isinstance(value, ast.Call) and ctx.facts.qualname(value.func) == "collections.defaultdict":
+        return len(value.args) == 1 and isinstance(value.args[0], ast.Name) and value.args[0].id in ("float", "int")
+    return isinstance(value, ast.Dict) and bool(value.values) and all(_number_literal(v) for v in value.values)
+
+
+def used_as_tensor(key: str, ctx) -> bool:
+    """Some code of the function calls a tensor method on the accumulator (`epoch_loss.item()`): a float
+    would break it, so the fix keeps a tensor (`.detach()`)."""
+    body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    return key in ctx.facts.index(_tensor_method_receivers, body)
+
+
+def _tensor_method_receivers(facts, body) -> set:
+    return {dotted(n.value) for n in walk(body) if isinstance(n, ast.Attribute) and api.method(n.attr) is not None}
+
+
+def _number_literal(value) -> bool:
+    return isinstance(value, ast.Constant) and isinstance(value.value, (int, float)) and not isinstance(
+        value.value, bool)

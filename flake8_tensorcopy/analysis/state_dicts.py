@@ -1,0 +1,222 @@
+"""State-dict snapshots: when a value holds a module's live tensors (its `state_dict()`, a shallow copy of
+it, a comprehension over its entries that copies none), and where such a snapshot is read: for its keys
+alone, as a loading target, by `torch.save`, as an attribute anywhere in the file, or reloaded by a class
+that trains (or by a trainer elsewhere in the package, for a callback's snapshot).
+"""
+from __future__ import annotations
+
+import ast
+import os
+
+from . import names, project, summaries, training
+from .evidence import MODULE
+from .facts import Bind, base_name, dotted, end_of, pos_of, walk
+
+SHALLOW_CALLS = frozenset({"dict", "collections.OrderedDict", "OrderedDict", "copy.copy"})
+ALIAS_METHODS = frozenset({"detach", "cpu", "to", "float", "contiguous", "requires_grad_", "view_as"})
+
+
+def snapshot(value, ctx):
+    """(the state_dict() call or the name bound to it, a description) when `value` holds the module's
+    live tensors."""
+    call = state_dict_call(value, ctx)
+    if call is not None:
+        return call, "the module's state_dict()"
+    if _returns_state_dict(value, ctx):
+        return value, f"the state_dict() that {ctx.text(value.func)}() returns"
+    if isinstance(value, ast.Call):
+        q = ctx.qualname(value.func) or (value.func.id if isinstance(value.func, ast.Name) else None)
+        if q in SHALLOW_CALLS and len(value.args) == 1 and not value.keywords:
+            if state_dict_source(value.args[0], ctx) is not None:
+                return value.args[0], f"a shallow copy of {ctx.text(value.args[0])}"
+        if (isinstance(value.func, ast.Attribute) and value.func.attr == "copy" and not value.args
+                and not value.keywords):
+            if state_dict_source(value.func.value, ctx) is not None:
+                return value.func.value, f"a shallow copy of {ctx.text(value.func.value)}"
+    if isinstance(value, ast.DictComp) and len(value.generators) == 1:
+        gen = value.generators[0]
+        it = gen.iter
+        if (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "items"
+                and isinstance(gen.target, ast.Tuple) and len(gen.target.elts) == 2
+                and isinstance(gen.target.elts[1], ast.Name)):
+            inner = it.func.value
+            if state_dict_source(inner, ctx) is not None and _aliases(value.value, gen.target.elts[1].id):
+                device_moves = any(isinstance(n, ast.Attribute) and n.attr in ("cpu", "to")
+                                   for n in walk(value.value))
+                where = " on a CPU model" if device_moves else ""
+                return inner, f"entries of {ctx.text(inner)} that are not copies{where}"
+    return None
+
+
+def _returns_state_dict(value, ctx) -> bool:
+    """`self.get_state()` where that method of the class returns `self...state_dict()` on every path."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+        return False
+    fn = summaries.callee(value, ctx, ctx.pos)
+    returns = summaries.returns(fn)
+    return bool(returns) and all(r.value is not None and base_name(r.value) == "self"
+                                 and state_dict_call(r.value, ctx) is not None for r in returns)
+
+
+def state_dict_source(expr, ctx):
+    """The state_dict() call behind `expr`: the call itself, or a name bound to it (`sd`)."""
+    if isinstance(expr, ast.Name):
+        b = ctx.frame.scope.binding_before(expr.id, ctx.pos)
+        if b is None or b.kind != Bind.ASSIGN or b.value is None:
+            return None
+        expr = b.value
+    return state_dict_call(expr, ctx)
+
+
+def state_dict_call(expr, ctx):
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "state_dict"
+            and not expr.args):
+        return None
+    return expr if _is_module(expr.func.value, ctx) else None
+
+
+def _is_module(recv, ctx) -> bool:
+    if isinstance(recv, ast.Name) and recv.id == "self":
+        cls = ctx.frame.cls
+        return (cls is not None and cls.name not in ctx.facts.classes_with_state_dict
+                and not names.NOT_MODULE_CLASS(cls.name) and ctx.kind(recv) == MODULE)
+    key = dotted(recv)
+    if key is None:
+        return ctx.kind(recv) == MODULE  # self.get_network(): what the method returns
+    last = key.rsplit(".", 1)[-1].strip("_")
+    if names.NOT_MODULE(last):
+        return False
+    if isinstance(recv, ast.Name):
+        b = ctx.frame.scope.binding_before(recv.id, ctx.pos)
+        made = b.value if b is not None and b.kind == Bind.ASSIGN else None
+        if isinstance(made, ast.Call) and isinstance(made.func, ast.Name):
+            if made.func.id in ctx.facts.classes_with_state_dict:
+                return False
+    return ctx.kind(recv) == MODULE or bool(names.MODULE_NAME(last))
+
+
+def _aliases(expr, name: str) -> bool:
+    """`v`, `v.detach()`, `v.cpu()`, `v.to(device)`: the value is (or may be) the entry itself."""
+    while True:
+        if isinstance(expr, ast.Name):
+            return expr.id == name
+        if isinstance(expr, ast.Attribute) and expr.attr == "data":
+            expr = expr.value
+        elif (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in ALIAS_METHODS
+              and not any(k.arg == "copy" for k in expr.keywords)):
+            expr = expr.func.value
+        else:
+            return False
+
+
+def module_root(call, ctx):
+    """The name at the root of the module whose state_dict() is kept (`model`, `self`), or None."""
+    sd = call if isinstance(call, ast.Call) else state_dict_source(call, ctx)
+    return base_name(sd.func.value) if sd is not None else None
+
+
+def key_reads(ctx, key: str) -> set:
+    """Positions where `key` is read for its keys alone: `key.keys()`, `len(key)`, `k in key`."""
+    body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    return ctx.facts.index(_keys_read, body).get(key, set())
+
+
+def _keys_read(facts, body) -> dict:
+    found: dict = {}
+    for n in walk(body):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "keys":
+            subject = n.func.value
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" and n.args:
+            subject = n.args[0]
+        elif isinstance(n, ast.Compare) and isinstance(n.ops[-1], (ast.In, ast.NotIn)):
+            subject = n.comparators[-1]
+        else:
+            continue
+        if isinstance(subject, ast.Name):
+            found.setdefault(subject.id, set()).add(pos_of(subject))
+    return found
+
+
+def used_as_loading_target(ctx, name: str) -> bool:
+    """`sd[k].copy_(...)`, `sd[k] = ...`, `sd.update(...)`: a dict edited on purpose."""
+    func = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    return name in ctx.facts.index(_loading_targets, func)
+
+
+def _loading_targets(facts, func) -> set:
+    found = set()
+    for n in walk(func):
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and isinstance(n.ctx, ast.Store):
+            found.add(n.value.id)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            recv, method = n.func.value, n.func.attr
+            if isinstance(recv, ast.Subscript) and method.endswith("_"):
+                recv = recv.value  # sd[k].copy_(...)
+            elif method not in ("update", "pop", "setdefault"):
+                continue
+            if isinstance(recv, ast.Name):
+                found.add(recv.id)
+    return found
+
+
+def saved_positions(ctx, key: str) -> set:
+    """Positions of `key` read as the object of `torch.save(key, ...)` / `save_file(key, ...)`."""
+    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    return ctx.facts.index(_saves, root).get(key, set())
+
+
+def _saves(facts, root) -> dict:
+    found: dict = {}
+    for n in walk(root):
+        if (isinstance(n, ast.Call) and n.args and dotted(n.args[0]) is not None
+                and (facts.qualname(n.func) or dotted(n.func) or "").rsplit(".", 1)[-1] in ("save", "save_file")):
+            found.setdefault(dotted(n.args[0]), set()).add(pos_of(n.args[0]))
+    return found
+
+
+def attribute_reads(ctx, key: str, start, end) -> list:
+    """Where `self.best` (as text) is read in the file, outside the snapshot statement; reads in
+    other functions count as reads after it."""
+    return [p for p in ctx.facts.index(_attribute_loads, ctx.facts.tree).get(key, ()) if not start <= p <= end]
+
+
+def _attribute_loads(facts, root) -> dict:
+    found: dict = {}
+    for n in walk(root):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and dotted(n) is not None:
+            found.setdefault(dotted(n), []).append(pos_of(n))
+    return found
+
+
+def reloaded_by_a_training_class(key: str, ctx):
+    """Why `self.best = self.model.state_dict()` in one method goes stale before `load_state_dict(self.best)`
+    in another, or None: the class trains (a method calls backward / step / a training function on self),
+    or the snapshot is taken in a callback hook (`on_epoch_end`): the framework trains between hook calls,
+    and a trainer that reloads the hook's snapshot (`callback.best_state_dict`) does so after training."""
+    cls, func = ctx.frame.cls, ctx.frame.func
+    if cls is None or func is None or not key.startswith("self."):
+        return None
+    hook = names.CALLBACK_HOOK(getattr(func, "name", ""))  # a later call of the same hook counts too
+    reloads = [n for n in walk(cls) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr == "load_state_dict" and any(dotted(a) == key for a in n.args)
+               and (hook or not pos_of(func) <= pos_of(n) <= end_of(func))]
+    if not reloads:
+        elsewhere = hook and _reloaded_elsewhere(key.split(".", 1)[1], ctx)
+        return "the training that follows the hook, before a trainer reloads it" if elsewhere else None
+    trains = hook or any(isinstance(n, ast.Call) and training.is_training_call(n, "self", ctx.facts, ctx.frame.scope)
+                         for n in walk(cls))
+    return "the training between calls of the class's methods" if trains else None
+
+
+def _reloaded_elsewhere(attr: str, ctx) -> bool:
+    """`self.model.load_state_dict(callback.best_state_dict)` in another class of the file or in a module of
+    the package that imports the file's: a trainer reloads what the callback's hook kept, after training."""
+    path = os.path.abspath(ctx.facts.path) if ctx.facts.path else None
+    importers = [f for f in project.mentioning(ctx.facts, attr) if path and project.imports(f, path)]
+    for facts in (ctx.facts, *importers):
+        for stmt, _ in summaries.statements_mentioning(facts, attr):
+            if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "load_state_dict"
+                   and any(isinstance(a, ast.Attribute) and a.attr == attr and dotted(a) != f"self.{attr}"
+                           for a in n.args) for n in walk(stmt)):
+                return True
+    return False

@@ -1,0 +1,144 @@
+"""What trains a module, read from the code: calls that update its weights (`loss.backward()`,
+`optimizer.step()`, a call named for training that involves the module, a trainer's `run` / `fit`) and
+where they are in a function; and loops that train the torch way (backpropagate, step an optimizer, or
+call a training step of the file), each such fact about a loop computed once per file.
+"""
+from __future__ import annotations
+
+import ast
+
+from . import names, project, summaries
+from .facts import Bind, base_name, dotted, pos_of, walk
+from .losses import GRAD_CALLS
+
+TRAINER_RUNS = frozenset({"run", "fit", "train", "learn"})
+MODE_SWITCH = frozenset({"train", "eval"})
+
+
+def training_calls(ctx, module) -> list:
+    """Positions of the training calls in the function (or the module), sorted."""
+    return ctx.facts.index(_trainings, ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree, module)
+
+
+def _trainings(facts, root, module) -> list:
+    body = root.body if isinstance(root.body, list) else [root.body]
+    frame = facts.function_frame(root) if root is not facts.tree else None
+    scope = frame.scope if frame is not None else facts.module_scope
+    return sorted(pos_of(n) for stmt in body for n in walk(stmt)
+                  if isinstance(n, ast.Call) and is_training_call(n, module, facts, scope))
+
+
+def is_training_call(call: ast.Call, module, facts, scope) -> bool:
+    """`loss.backward()`, `optimizer.step()`; a call named for training (`fit`, `train_epoch`) that
+    involves the module (its receiver or an argument, or a function of the file that reads it); a
+    trainer's or engine's `run` / `fit` / `train` (`trainer.run(loader)`)."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if not name:
+        return False
+    mode_switch = not call.keywords and (not call.args or (
+        len(call.args) == 1 and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, bool)))
+    if (isinstance(func, ast.Attribute) and name in TRAINER_RUNS and _built_with(func.value, module, call, scope)
+            and not (name in MODE_SWITCH and mode_switch)):
+        return True  # sbs = StepByStep(model, loss_fn, optimizer); sbs.train(n_epochs)
+    if name in MODE_SWITCH and isinstance(func, ast.Attribute) and len(call.args) <= 1 and not call.keywords:
+        return False  # model.train() / model.eval(): a mode switch, no update
+    if name in ("backward", "step"):
+        return not (name == "step" and isinstance(func, ast.Attribute) and names.OTHER_OBJECT(dotted(func.value)))
+    if isinstance(func, ast.Attribute) and names.TRAINER(base_name(func.value)) and name in TRAINER_RUNS:
+        return True
+    if not names.TRAINING_FUNC(name):
+        return False
+    if module is None:
+        return True
+    involved = {n.id for n in walk(call) if isinstance(n, ast.Name)}
+    return module in involved or (isinstance(func, ast.Name) and _reads_global(func.id, module, facts))
+
+
+def _built_with(recv, module, call, scope) -> bool:
+    """`recv` is a name bound (before `call`) to an object built with the module as an argument."""
+    if module is None or not isinstance(recv, ast.Name):
+        return False
+    b = scope.binding_before(recv.id, pos_of(call))
+    made = b.value if b is not None and b.kind == Bind.ASSIGN else None
+    return isinstance(made, ast.Call) and any(isinstance(a, ast.Name) and a.id == module
+                                              for a in made.args + [k.value for k in made.keywords])
+
+
+def _reads_global(function: str, name: str, facts) -> bool:
+    """A module-level function of the file that reads `name` (a notebook's `train()` using `model`)."""
+    return name in facts.index(_global_reads, facts.tree).get(function, ())
+
+
+def _global_reads(facts, tree) -> dict:
+    found: dict = {}
+    for d in tree.body:
+        if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.setdefault(d.name, set()).update(n.id for n in walk(d) if isinstance(n, ast.Name))
+    return found
+
+
+def torch_training(loop, ctx) -> bool:
+    return per_loop(ctx, loop, "torch-training", trains)
+
+
+def calls_step(loop, ctx) -> bool:
+    """The loop calls a training step of the file (`self.train_one_batch(x, y)`): a def that calls
+    `backward()` once, outside any loop of its own (a def that loops over batches is an epoch, not a step)."""
+    return per_loop(ctx, loop, "calls-step", lambda loop, ctx: any(
+        isinstance(n, ast.Call) and _is_step(summaries.callee(n, ctx, pos_of(n)), ctx) for n in walk(loop)))
+
+
+def _is_step(fn, ctx) -> bool:
+    if not isinstance(fn, summaries.DEFS) or project.home(fn) is not None:
+        return False
+    return per_loop(ctx, fn, "is-step", lambda fn, ctx: trains(fn, ctx) and not any(
+        isinstance(n, (ast.For, ast.AsyncFor, ast.While)) and trains(n, ctx) for n in walk(fn)))
+
+
+def trains(loop, ctx) -> bool:
+    """The loop backpropagates or steps an optimizer the torch way: `loss.backward()`,
+    `accelerator.backward(loss)`, `torch.autograd.grad(...)`, `optimizer.step()`; a hand-written
+    `model.backward(out, y, lr)` or `env.step(action)` alone does not make a torch training loop."""
+    if not any(q == "torch" or q.startswith("torch.") for q in ctx.facts.aliases.values()):
+        return False
+    for n in walk(loop):
+        if not isinstance(n, ast.Call):
+            continue
+        func = n.func
+        if isinstance(func, ast.Attribute):
+            if func.attr == "backward" and len(n.args) <= 1:
+                return True
+            if func.attr == "step" and names.OPTIMIZER_NAME(_receiver_name(func.value)):
+                return True
+        if ctx.facts.qualname(func) in GRAD_CALLS:
+            return True
+    return False
+
+
+def _receiver_name(expr) -> str:
+    while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
+        if isinstance(expr, ast.Attribute):
+            return expr.attr
+        expr = expr.value if isinstance(expr, ast.Subscript) else expr.func
+    return expr.id if isinstance(expr, ast.Name) else ""
+
+
+def steps_optimizer(loop, ctx) -> bool:
+    return per_loop(ctx, loop, "steps", lambda loop, _: any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "step"
+        and names.OPTIMIZER_NAME(_receiver_name(n.func.value)) for n in walk(loop)))
+
+
+def calls_backward(loop, ctx) -> bool:
+    return per_loop(ctx, loop, "backward", lambda loop, _: any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
+        for n in walk(loop)))
+
+
+def per_loop(ctx, loop, question: str, answer):
+    """A fact about a loop (or function), computed once per file (every accumulation in it asks)."""
+    key = ("loop-fact", question, id(loop))
+    if key not in ctx.facts.memo:
+        ctx.facts.memo[key] = answer(loop, ctx)
+    return ctx.facts.memo[key]

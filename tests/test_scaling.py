@@ -18,7 +18,7 @@ from flake8_tensorcopy.adapters.flake8_plugin import Plugin
 from flake8_tensorcopy.rules import BY_CODE, RULES
 from regex_steps import Counting
 from scaling_cases import SHAPES, WorkCounter, big_file, every_rule, hostile_text, long_line, many_branches, \
-    neighbours, nesting, notebook, package, unit, write_files
+    neighbours, nesting, notebook, one_scope, package, unit, write_files
 
 LINEAR = 4 * 1.5  # 4x the input: at most 6x the work (quadratic would be 16x)
 
@@ -268,3 +268,31 @@ def test_the_parsed_modules_kept_are_bounded_by_the_size_of_their_sources():
         cache.get(i, lambda: "x" * 30)
         cache.get(0, lambda: "never made again")  # the most recently used stays
     assert cache.used == 990 and len(cache.entries) == 33 and cache.entries[0] == "x" * 30
+
+
+def flow_memory(n: int) -> tuple[int, int]:
+    """(peak bytes allocated, bindings found) building the flow graph of a function of n assignments and
+    asking which bindings reach each of its reads."""
+    import tracemalloc
+
+    from flake8_tensorcopy.analysis.facts import FileFacts
+    from flake8_tensorcopy.analysis.flow import Flow
+
+    source = one_scope(n)
+    facts = FileFacts(ast.parse(source), source, (), hot_lines=None)
+    scope = facts.function_frame(facts.tree.body[1]).scope
+    tracemalloc.start()
+    try:
+        flow = Flow(scope)
+        found = sum(len(flow.reaching(name, p)) for name, reads in scope.loads.items() for p in reads)
+        return tracemalloc.get_traced_memory()[1], found
+    finally:
+        tracemalloc.stop()
+
+
+def test_memory_grows_linearly_with_the_assignments_in_one_scope():
+    """Issue 26 item 5: a bit mask of every binding per statement took 3.4 GB for 100k lines (at 16x the
+    assignments it took 65x the memory; now 17x)."""
+    (small, found_small), (middle, found_middle), (large, found_large) = (flow_memory(n) for n in (500, 2000, 8000))
+    assert (found_small, found_middle, found_large) == (502, 2002, 8002)  # one binding reaches each read
+    assert middle <= small * LINEAR and large <= small * 16 * 1.5

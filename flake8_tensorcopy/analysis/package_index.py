@@ -80,10 +80,11 @@ class Package:
 
     def _index(self) -> dict[bytes, list[str]]:
         if self._where is None:
-            self._where = {}
+            where: dict[bytes, list[str]] = {}
             for file in self.files:
                 for w in self._reindex(file):
-                    self._where.setdefault(w, []).append(file)
+                    where.setdefault(w, []).append(file)
+            self._where = where
         return self._where
 
     def _reindex(self, file: str) -> frozenset:
@@ -92,7 +93,7 @@ class Package:
         data = read(file)
         self.reads += 1
         words = frozenset(WORD.findall(data)) if data is not None else frozenset()
-        if self._where is not None:
+        if self._where is not None:  # a module that changed since the index was built
             for w in words:
                 found = self._where.setdefault(w, [])
                 if file not in found:

@@ -145,3 +145,49 @@ class WorkCounter:
 def every_rule(shape, n: int, rules) -> str:
     """Every rule's example in `shape` at size n, one after another in one file."""
     return HEADER + "".join(shape(unit(r), n)[len(HEADER):] for r in rules)
+
+
+# ---- the package and one scope (issues 26 and 27) -------------------------------------------------
+CONVERT = "import torch\n\n\ndef to_tensor(values):\n    return torch.tensor(values)\n"
+
+
+def package(n: int) -> dict[str, str]:
+    """A package of n modules; module i defines `f{i}(values)` (TEN204 when its callers pass tensors)
+    and calls the functions of the 3 modules after it with tensors."""
+    files = {"pkg/__init__.py": ""}
+    for i in range(n):
+        others = [(i + k) % n for k in (1, 2, 3)]
+        imports = "".join(f"from .m{j} import f{j}\n" for j in others)
+        calls = "".join(f"    f{j}(torch.ones(3) * x)\n" for j in others)
+        files[f"pkg/m{i}.py"] = (f"import torch\n{imports}\n\ndef f{i}(values):\n    return torch.tensor(values)\n"
+                                 f"\n\ndef run{i}(x):\n{calls}")
+    return files
+
+
+def neighbours(n: int, count: int = 40) -> dict[str, str]:
+    """A 5-line module beside `count` generated modules of n functions that each call its function."""
+    caller = "def g{i}(x):\n    return to_tensor(torch.ones(3) * x)\n\n\n"
+    body = "import torch\nfrom .convert import to_tensor\n\n\n" + "".join(caller.format(i=i) for i in range(n))
+    return {"pkg/__init__.py": "", "pkg/convert.py": CONVERT, **{f"pkg/gen{k}.py": body for k in range(count)}}
+
+
+def one_scope(n: int) -> str:
+    """n assignments to n names in one function, each read by the next (issue 26: memory grew with n**2)."""
+    lines = "".join(f"    h{i + 1} = h{i} * 2\n" for i in range(n))
+    return f"import torch\n\n\ndef run(x):\n    h0 = torch.ones(2) * x\n{lines}    return torch.tensor(h{n})\n"
+
+
+def many_functions(n: int) -> str:
+    """n functions in one module, each calling the one before it (the 16k-function file of issue 27)."""
+    fns = "".join(f"def f{i + 1}(x):\n    y = f{i}(x).detach()\n    return torch.tensor(y)\n\n\n" for i in range(n))
+    return "import torch\n\n\ndef f0(x):\n    return x * 2\n\n\n" + fns
+
+
+def write_files(folder, files: dict[str, str]) -> None:
+    import os
+
+    for name, text in files.items():
+        path = os.path.join(folder, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as fh:
+            fh.write(text)

@@ -243,14 +243,23 @@ def test_every_caller_in_the_package_decides_a_discarded_to(tmp_path):
     assert codes_at(tmp_path / "pkg" / "lib.py") == []  # another caller passes what may be a module
 
 
-def test_a_large_package_is_not_searched_for_callers(tmp_path, monkeypatch):
-    from flake8_tensorcopy.analysis import project
+def test_a_package_of_any_size_is_searched_for_callers_each_module_read_once(tmp_path, monkeypatch):
+    """Findings do not depend on the package's size (a cap of 500 modules once stopped the search): the
+    caller in the 700th module counts, and the package is indexed once however many files ask (run.py and
+    convert.py are read once more, to be parsed as neighbours)."""
+    from flake8_tensorcopy.analysis import package_index
+
+    reads = []
+    monkeypatch.setattr(package_index, "read", lambda file, real=package_index.read: reads.append(file) or real(file))
     write(tmp_path, {"pkg/__init__.py": "", "pkg/convert.py": CONVERT,
+                     **{f"pkg/m{i:03}.py": f"def f{i}():\n    return {i}\n" for i in range(700)},
                      "pkg/run.py": "import torch\nfrom .convert import to_tensor\n\nto_tensor(torch.ones(3))\n"})
     assert codes_at(tmp_path / "pkg" / "convert.py") == [(6, "TEN204")]
-    monkeypatch.setattr(project, "MAX_MODULES", 2)
-    (tmp_path / "pkg" / "more.py").write_text("")
-    assert codes_at(tmp_path / "pkg" / "convert.py") == []
+    for i in range(0, 700, 50):
+        codes_at(tmp_path / "pkg" / f"m{i:03}.py")
+    assert len(set(reads)) == 703 and len(reads) == 703 + 2  # each module once for the index; +2: parsed
+    (tmp_path / "pkg" / "run.py").write_text("from .convert import to_tensor\n\nto_tensor([1.0])\n")
+    assert codes_at(tmp_path / "pkg" / "convert.py") == []  # the edited caller is read again
 
 
 CHECKPOINT = """

@@ -18,7 +18,7 @@ from flake8_tensorcopy.adapters.flake8_plugin import Plugin
 from flake8_tensorcopy.rules import BY_CODE, RULES
 from regex_steps import Counting
 from scaling_cases import SHAPES, WorkCounter, big_file, every_rule, hostile_text, long_line, many_branches, \
-    nesting, notebook, unit
+    neighbours, nesting, notebook, one_scope, package, unit, write_files
 
 pytestmark = pytest.mark.slow  # traced or step-counted runs at two sizes
 
@@ -190,3 +190,111 @@ def test_the_notebook_case_fixes_every_cell(tmp_path):
     """The notebook case has a fix in each of its repeated cells, so its diff exercises the cell split."""
     _, diff = cli_work(tmp_path, ["fix", "--diff"], "t.ipynb", notebook(4))
     assert sum(line.startswith("+") and "h.detach().clone()" in line for line in diff.splitlines()) == 4
+
+
+# ---- the package: indexed once, whatever its size (issues 26 and 27) --------------------------------
+def package_work(tmp_path, n: int, monkeypatch) -> tuple[int, int]:
+    """(modules read + modules parsed, findings) checking every module of a package of n modules, in
+    which each module's def is called by three others with tensors."""
+    from flake8_tensorcopy.analysis import package_index, project
+
+    monkeypatch.setattr(package_index, "parsed", package_index.Parsed(package_index.SOURCES))
+    monkeypatch.setattr(package_index, "_packages", type(package_index._packages)())  # a fresh process's caches
+    count = [0]
+    for module, name in ((package_index, "read"), (project, "_parse")):
+        monkeypatch.setattr(module, name, lambda file, real=getattr(module, name): count.__iadd__([1]) and real(file))
+    root = tmp_path / str(n)
+    files = package(n)
+    write_files(root, files)
+    rules = [r for r in RULES if r.default_on]
+    found = 0
+    for name in files:
+        path = str(root / name)
+        found += len(engine.analyse(open(path).read(), path, rules).findings)
+    monkeypatch.undo()
+    return len(count) - 1, found
+
+
+def test_a_package_is_read_once_whatever_its_size(tmp_path, monkeypatch):
+    """The search for callers read and regex-searched the whole package for each question (quadratic up to a
+    cap of 500 modules, and past the cap it stopped looking): now each module is read once for the index,
+    once more when parsed, and parsed once; every module's finding is found at every size."""
+    (small, found_small), (middle, found_middle), (large, found_large) = (
+        package_work(tmp_path, n, monkeypatch) for n in (10, 40, 160))
+    assert (found_small, found_middle, found_large) == (10, 40, 160)
+    assert large <= small * 16 * 1.1 and middle <= small * 4 * 1.1  # linear: 3 per module
+
+
+def neighbour_work(tmp_path, n: int) -> tuple[int, int]:
+    """(work, findings) checking a 5-line module beside 8 modules of n functions that call its def."""
+    root = tmp_path / str(n)
+    write_files(root, neighbours(n, count=8))
+    path = str(root / "pkg" / "convert.py")
+    with WorkCounter() as counter:
+        result = engine.analyse(open(path).read(), path, [BY_CODE["TEN204"]])
+    return counter.steps, len(result.findings)
+
+
+def test_a_small_module_beside_big_callers_costs_linear_work(tmp_path):
+    """Issue 26 item 6: a 5-line file beside 40 generated 0.9 MB modules that call its def took 4.8 GB."""
+    (small, found_small), (middle, found_middle), (large, found_large) = (
+        neighbour_work(tmp_path, n) for n in (10, 40, 160))
+    assert found_small == found_middle == found_large == 1
+    assert middle <= small * LINEAR and large <= small * 16 * 1.5
+
+
+def test_the_collector_is_tuned_while_a_file_is_analysed_and_restored_after(monkeypatch):
+    """flake8 leaves the cyclic collector at its defaults, most of the plugin's overhead."""
+    import gc
+
+    from flake8_tensorcopy.engine import collector
+
+    seen = []
+    real = engine._analyse
+    monkeypatch.setattr(engine, "_analyse", lambda *args: seen.append(gc.get_threshold()) or real(*args))
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        source = branches(3)
+        assert len(list(Plugin(ast.parse(source), source.splitlines(keepends=True), "t.py").run())) == 1
+        assert seen == [collector.THRESHOLD] and gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_the_parsed_modules_kept_are_bounded_by_the_size_of_their_sources():
+    from flake8_tensorcopy.analysis import package_index
+
+    cache = package_index.Bounded(1000, len)
+    for i in range(100):
+        cache.get(i, lambda: "x" * 30)
+        cache.get(0, lambda: "never made again")  # the most recently used stays
+    assert cache.used == 990 and len(cache.entries) == 33 and cache.entries[0] == "x" * 30
+
+
+def flow_memory(n: int) -> tuple[int, int]:
+    """(peak bytes allocated, bindings found) building the flow graph of a function of n assignments and
+    asking which bindings reach each of its reads."""
+    import tracemalloc
+
+    from flake8_tensorcopy.analysis.facts import FileFacts
+    from flake8_tensorcopy.analysis.flow import Flow
+
+    source = one_scope(n)
+    facts = FileFacts(ast.parse(source), source, (), hot_lines=None)
+    scope = facts.function_frame(facts.tree.body[1]).scope
+    tracemalloc.start()
+    try:
+        flow = Flow(scope)
+        found = sum(len(flow.reaching(name, p)) for name, reads in scope.loads.items() for p in reads)
+        return tracemalloc.get_traced_memory()[1], found
+    finally:
+        tracemalloc.stop()
+
+
+def test_memory_grows_linearly_with_the_assignments_in_one_scope():
+    """Issue 26 item 5: a bit mask of every binding per statement took 3.4 GB for 100k lines (at 16x the
+    assignments it took 65x the memory; now 17x)."""
+    (small, found_small), (middle, found_middle), (large, found_large) = (flow_memory(n) for n in (500, 2000, 8000))
+    assert (found_small, found_middle, found_large) == (502, 2002, 8002)  # one binding reaches each read
+    assert middle <= small * LINEAR and large <= small * 16 * 1.5

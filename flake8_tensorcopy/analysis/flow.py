@@ -6,7 +6,13 @@ top on the next pass), `break` / `continue` / `return` / `raise`, `try` (any sta
 jump to a handler or the `finally`), `with`, `match`. A node is a simple statement or the header of a
 compound one (an `if` test, a `for` iterator and its target, ...); nested defs and classes are one node
 (their bodies are other scopes). Augmented assignments keep the object, so they neither give nor kill.
-Sets of bindings are bit masks; the fixed point costs a pass over the nodes per loop nesting level.
+
+Reaching bindings are found as a compiler builds SSA form, so memory and time grow with the statements,
+not with statements x bindings (bit masks per node took 3.4 GB for 100k assignments in one scope): the
+dominator tree of the graph, then per name asked, the joins where its bindings meet (the iterated
+dominance frontier of the nodes binding it). The value at a node is that of the nearest node above it
+in the dominator tree that binds the name or joins it; a join's value is the union of what its
+predecessors give, through loops too.
 """
 from __future__ import annotations
 
@@ -30,18 +36,23 @@ class Flow:
         self._loops: list[tuple[int, list[int]]] = []  # (continue target, break sources) of enclosing loops
         self.exits: set[int] = set()  # where the scope is left normally: a `return`, the end of its body
         self._finally = 0  # inside a `try` with a `finally` (a `return` there runs the `finally` first)
+        self._roots: list[int] = []  # nodes made with no predecessor (the entry, code after a `return`)
         self._build(scope.node)
         self.bindings = [b for bs in scope.bindings.values() for b in bs if b.kind != Bind.AUG]
-        self._bit = {id(b): 1 << i for i, b in enumerate(self.bindings)}
         self._order = sorted(range(len(self.starts)), key=lambda i: self.starts[i])
         self._sorted_starts = [self.starts[i] for i in self._order]
-        self.entry_in = self._solve()
+        self._place_bindings()
+        self._dominators()
+        self._joins: dict[str, tuple] = {}  # name -> (its definers sorted by preorder, their preorders, joins)
+        self._join_values: dict[tuple[str, int], tuple] = {}
         self._live: dict[str, tuple] = {}
         self._grad_off: Optional[list[bool]] = None
 
     # ---- the graph ---------------------------------------------------------------------------
     def _node(self, start: Pos, end: Pos, preds: list[int]) -> int:
         i = len(self.starts)
+        if not preds:
+            self._roots.append(i)
         self.starts.append(start)
         self.ends.append(end)
         self.succ.append([])
@@ -140,32 +151,165 @@ class Flow:
             k -= 1
         return None
 
-    def _solve(self) -> list[int]:
-        n = len(self.starts)
-        gen, kill = [0] * n, [0] * n
-        self._names: dict[str, int] = {}
+    def _place_bindings(self) -> None:
+        """Per node, the binding of each name it gives (the latest in the node wins) and the bindings made
+        inside it; per name, the nodes that bind it."""
+        self._rank = {id(b): k for k, b in enumerate(self.bindings)}
+        self._gen: dict[int, dict[str, object]] = {}
         self._inside: dict[int, list] = {}  # node -> the bindings made inside it (not parameters)
-        for b in self.bindings:
-            self._names[b.name] = self._names.get(b.name, 0) | self._bit[id(b)]
-        for b in sorted(self.bindings, key=lambda b: b.pos):  # the latest binding of a name in a node wins
+        self._binders: dict[str, list[int]] = {}
+        for b in sorted(self.bindings, key=lambda b: b.pos):
             i = self.entry if b.kind == Bind.ARG else self._node_at(b.pos)
             if i is None:
                 continue
             if b.kind != Bind.ARG:
                 self._inside.setdefault(i, []).append(b)
-            gen[i] = (gen[i] & ~self._names[b.name]) | self._bit[id(b)]
-            kill[i] |= self._names[b.name]
-        entry_in = [0] * n
+            names = self._gen.setdefault(i, {})
+            if b.name not in names:
+                self._binders.setdefault(b.name, []).append(i)
+            names[b.name] = b
+
+    def _dominators(self) -> None:
+        """The dominator tree (Cooper, Harvey and Kennedy's iteration over reverse postorder) below a root
+        that leads to every node made with no predecessor; its preorder, and each node's dominance frontier."""
+        n = len(self.starts)
+        root = n
+        succ = self.succ + [self._roots]
+        self.preds: list[list[int]] = [[] for _ in range(n + 1)]
+        for i, out in enumerate(succ):
+            for j in out:
+                self.preds[j].append(i)
+        post, seen, stack = [], [False] * (n + 1), [(root, 0)]
+        seen[root] = True
+        while stack:  # postorder, without recursion
+            i, k = stack.pop()
+            if k < len(succ[i]):
+                stack.append((i, k + 1))
+                j = succ[i][k]
+                if not seen[j]:
+                    seen[j] = True
+                    stack.append((j, 0))
+            else:
+                post.append(i)
+        number = [0] * (n + 1)
+        for k, i in enumerate(post):
+            number[i] = k
+        idom = [-1] * (n + 1)
+        idom[root] = root
         changed = True
-        while changed:  # nodes in source order: one pass per loop nesting level, and one to see nothing change
+        while changed:
             changed = False
-            for i in range(n):
-                out = (entry_in[i] & ~kill[i]) | gen[i]
-                for j in self.succ[i]:
-                    if out & ~entry_in[j]:
-                        entry_in[j] |= out
-                        changed = True
-        return entry_in
+            for i in reversed(post[:-1]):
+                new = -1
+                for p in self.preds[i]:
+                    if idom[p] == -1:
+                        continue
+                    if new == -1:
+                        new = p
+                        continue
+                    a, b = p, new
+                    while a != b:
+                        while number[a] < number[b]:
+                            a = idom[a]
+                        while number[b] < number[a]:
+                            b = idom[b]
+                    new = a
+                if new != idom[i]:
+                    idom[i], changed = new, True
+        self.idom = idom
+        children: list[list[int]] = [[] for _ in range(n + 1)]
+        for i in range(n):
+            children[idom[i]].append(i)
+        self.pre, self.end = [0] * (n + 1), [0] * (n + 1)
+        counter, stack = 0, [(root, False)]
+        while stack:
+            i, done = stack.pop()
+            if done:
+                self.end[i] = counter
+                continue
+            self.pre[i] = counter
+            counter += 1
+            stack.append((i, True))
+            stack.extend((c, False) for c in reversed(children[i]))
+        self.frontier: dict[int, set[int]] = {}
+        for j in range(n):
+            if len(self.preds[j]) > 1:
+                for p in self.preds[j]:
+                    while p != idom[j] and p != root:
+                        self.frontier.setdefault(p, set()).add(j)
+                        p = idom[p]
+
+    def _definers(self, name: str) -> tuple:
+        """(nodes that bind `name` or join its bindings, sorted by preorder; their preorders; the joins;
+        each definer's nearest definer above it in the dominator tree)."""
+        known = self._joins.get(name)
+        if known is not None:
+            return known
+        binders = self._binders.get(name, [])
+        joins: set[int] = set()
+        work, done = list(binders), set(binders)
+        while work:  # the iterated dominance frontier
+            for j in self.frontier.get(work.pop(), ()):
+                if j not in joins:
+                    joins.add(j)
+                    if j not in done:
+                        done.add(j)
+                        work.append(j)
+        definers = sorted(done | joins, key=self.pre.__getitem__)
+        above, stack = {}, []
+        for d in definers:
+            while stack and not self.pre[d] < self.end[stack[-1]]:
+                stack.pop()
+            above[d] = stack[-1] if stack else None
+            stack.append(d)
+        known = self._joins[name] = (definers, [self.pre[d] for d in definers], joins, above)
+        return known
+
+    def _exit(self, name: str, i: int):
+        """What `name` holds leaving node `i`: ("b", binding), ("join", node), or None (unbound)."""
+        b = self._gen.get(i, {}).get(name) if i < len(self.starts) else None
+        return ("b", b) if b is not None else self._entry(name, i)
+
+    def _entry(self, name: str, i: int):
+        """What `name` holds entering node `i`: a join there, else the nearest definer strictly above it."""
+        if i >= len(self.starts):
+            return None
+        definers, pres, joins, above = self._definers(name)
+        if i in joins:
+            return ("join", i)
+        k = bisect.bisect_left(pres, self.pre[i]) - 1
+        d = definers[k] if k >= 0 else None
+        while d is not None and not self.pre[i] < self.end[d]:
+            d = above[d]
+        if d is None:
+            return None
+        b = self._gen.get(d, {}).get(name)
+        return ("b", b) if b is not None else ("join", d)
+
+    def _values(self, name: str, value) -> tuple:
+        """The bindings `value` stands for: itself, or every binding that reaches a join, through joins."""
+        if value is None:
+            return ()
+        if value[0] == "b":
+            return (value[1],)
+        key = (name, value[1])
+        if key not in self._join_values:
+            found, seen, stack = {}, {value[1]}, [value[1]]
+            while stack:
+                j = stack.pop()
+                for p in self.preds[j]:
+                    got = self._exit(name, p)
+                    if got is None:
+                        continue
+                    if got[0] == "b":
+                        found[id(got[1])] = got[1]
+                    elif (name, got[1]) in self._join_values:
+                        found.update((id(b), b) for b in self._join_values[(name, got[1])])
+                    elif got[1] not in seen:
+                        seen.add(got[1])
+                        stack.append(got[1])
+            self._join_values[key] = tuple(found.values())
+        return self._join_values[key]
 
     def reaching(self, name: str, pos: Pos) -> Optional[list]:
         """The bindings of `name` in this scope that may give its value at `pos`, in source order; None
@@ -176,12 +320,8 @@ class Flow:
         inside = [b for b in self._inside.get(i, ()) if b.name == name and b.end <= pos]
         if inside:  # `if (n := len(x)) and n > 1`: bound earlier in the same node
             return inside[-1:]
-        found, mask = [], self.entry_in[i] & self._names.get(name, 0)
-        while mask:
-            low = mask & -mask
-            found.append(self.bindings[low.bit_length() - 1])
-            mask ^= low
-        return sorted(found, key=lambda b: b.pos)
+        found = self._values(name, self._entry(name, i))
+        return sorted(found, key=lambda b: (b.pos, self._rank[id(b)]))
 
     # ---- paths -----------------------------------------------------------------------------------
     def escapes(self, start: Pos, stops: list[Pos]) -> Optional[bool]:

@@ -6,7 +6,8 @@ from a module beside it) is summarised from that module's source, read from disk
 (`from .maths import ROOTS`, bound once there by `ROOTS = torch.tensor(...)`), and a class's base class
 (`from ..base import BaseModel`). Only plain defs, classes and plain assignments are followed (not names
 bound twice or re-bound at run time); a module that cannot be read or parsed answers nothing. Each module
-is parsed once per process (keyed by path, size and modification time).
+is parsed once per version of it (path, size and modification time) while the bounded cache of
+analysis/package_index.py keeps it; the modules that may call a def are looked up in its word index.
 """
 from __future__ import annotations
 
@@ -14,22 +15,17 @@ import ast
 import functools
 import io
 import os
-import re
-import stat
 import tokenize
-from typing import Optional
+from typing import Iterator, Optional
 
+from . import package_index as index
 from .facts import Bind, Binding, FileFacts
 
-LIMIT = 1 << 20  # a module larger than this (generated code, vendored data) is not read
-MAX_MODULES = 500  # a package with more modules is not searched for callers
 MAX_HOPS = 3  # re-exports followed: `from .ops import f` in a package's __init__.py
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 STDIN_NAMES = ("-", "stdin", "<stdin>")  # source with no place on disk: nothing beside it to read
-_parsed: dict[tuple, Optional[FileFacts]] = {}  # (path, size, mtime) -> its facts
-_listed: dict[str, tuple] = {}  # package root -> ((folder, mtime) ..., its modules)
-_read: dict[tuple, Optional[bytes]] = {}  # (path, size, mtime) -> the module's bytes
-_homes: dict[int, FileFacts] = {}  # id of a def found in a neighbour -> that neighbour's facts
+HOME = "_tensorcopy_home"  # the attribute of a def found in a neighbour that holds that neighbour's facts
+NEIGHBOURS = "neighbours"  # the memo entry of a file's facts that keeps the neighbours it read alive
 
 
 def imported_def(facts: FileFacts, node: ast.ImportFrom, name: str) -> Optional[ast.AST]:
@@ -85,24 +81,18 @@ def _imported_module(facts: FileFacts, node: ast.AST, name: str) -> Optional[Fil
     return _module_facts(facts, module, level) if module else None
 
 
-def mentioning(facts: FileFacts, word: str) -> list[FileFacts]:
+def mentioning(facts: FileFacts, word: str) -> Iterator[FileFacts]:
     """The facts of the other modules of the file's package (for a script, the scripts beside it) whose
-    source holds the word `word`: where callers of a def or class of the file may be. Nothing for a
-    package of more than MAX_MODULES modules (the search would cost more than it finds)."""
+    source holds the word `word`: where callers of a def or class of the file may be. Looked up in the
+    package's word index; each module is parsed only when the caller goes on to it."""
     if facts.path in (None, *STDIN_NAMES) or not word.isidentifier():
-        return []
+        return
     path = os.path.abspath(facts.path)
     here = os.path.dirname(path)
-    literal = re.escape(word.encode())  # first, so the regex engine jumps between its occurrences
-    pattern = re.compile(literal + rb"(?<!\w" + literal + rb")(?!\w)")
-    found = []
-    for file in _modules_of(_package_top(here) or here):
-        data = _bytes_of(file) if file != path else None
-        if data is not None and pattern.search(data):
-            other = _facts_of(file)
-            if other is not None:
-                found.append(other)
-    return found
+    for file in index.package(_package_top(here) or here).mentioning(word):
+        other = _facts_of(file, facts) if file != path else None
+        if other is not None:
+            yield other
 
 
 def imports(other: FileFacts, path: str) -> bool:
@@ -122,51 +112,9 @@ def imports(other: FileFacts, path: str) -> bool:
     return False
 
 
-def _modules_of(root: str) -> tuple[str, ...]:
-    """The modules of the package at `root` (its subpackages too), or the scripts in the folder `root`
-    when it is no package; () past MAX_MODULES. Listed again when a folder of it changed."""
-    known = _listed.get(root)
-    if known is not None and all(_mtime(d) == m for d, m in known[0]):
-        return known[1]
-    package = os.path.exists(os.path.join(root, "__init__.py"))
-    folders, files = [], []
-    for folder, dirs, names in os.walk(root):
-        folders.append((folder, _mtime(folder)))
-        dirs[:] = sorted(d for d in dirs if package and os.path.exists(os.path.join(folder, d, "__init__.py")))
-        files += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".py")]
-        if len(files) > MAX_MODULES:
-            files = []
-            break
-    _listed[root] = (tuple(folders), tuple(files))
-    return _listed[root][1]
-
-
-def _mtime(folder: str) -> Optional[int]:
-    try:
-        return os.stat(folder).st_mtime_ns
-    except OSError:
-        return None
-
-
-def _bytes_of(file: str) -> Optional[bytes]:
-    """The bytes of a module, read once per version of it (the search for callers and the parse share
-    them); None when it cannot be read or is too large."""
-    key = _version(file)
-    if key is None:
-        return None
-    if key not in _read:
-        try:
-            with open(file, "rb") as fh:
-                data = fh.read(LIMIT + 1)
-        except OSError:
-            data = None
-        _read[key] = data if data is not None and len(data) <= LIMIT else None
-    return _read[key]
-
-
 def home(fn: ast.AST) -> Optional[FileFacts]:
     """The facts of the other module `fn` was found in; None for a def of the file itself."""
-    return _homes.get(id(fn))
+    return getattr(fn, HOME, None)
 
 
 def _alias(node: ast.ImportFrom, name: str) -> Optional[ast.alias]:
@@ -206,7 +154,7 @@ def _module_facts(facts: FileFacts, module: Optional[str], level: int) -> Option
     if facts.path in (None, *STDIN_NAMES):
         return None
     file = _module_file(os.path.dirname(os.path.abspath(facts.path)), module, level)
-    return _facts_of(file) if file else None
+    return _facts_of(file, facts) if file else None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -243,28 +191,20 @@ def _package_top(folder: str) -> Optional[str]:
     return top
 
 
-def _version(file: str) -> Optional[tuple]:
-    """(path, size, mtime) of a regular file of at most LIMIT bytes: the key its contents are cached by."""
-    try:
-        info = os.stat(file)
-    except OSError:
-        return None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > LIMIT:
-        return None
-    return file, info.st_size, info.st_mtime_ns
-
-
-def _facts_of(file: str) -> Optional[FileFacts]:
-    key = _version(file)
+def _facts_of(file: str, asking: FileFacts) -> Optional[FileFacts]:
+    """The facts of the module at `file`, parsed once per version of it; `asking` keeps them alive while it
+    lives (its answers are memoised by the ids of their nodes)."""
+    key = index.version(file)
     if key is None:
         return None
-    if key not in _parsed:
-        _parsed[key] = _parse(file)
-    return _parsed[key]
+    found = index.parsed.get(key, lambda: _parse(file))
+    if found is not None and found is not asking:
+        asking.memo.setdefault(NEIGHBOURS, {})[id(found)] = found
+    return found
 
 
 def _parse(file: str) -> Optional[FileFacts]:
-    data = _bytes_of(file)
+    data = index.read(file)
     if data is None:
         return None
     try:
@@ -277,7 +217,9 @@ def _parse(file: str) -> Optional[FileFacts]:
     facts.path = file
     for b in (b for bs in facts.module_scope.bindings.values() for b in bs):
         if b.kind == Bind.OTHER and isinstance(b.node, DEFS):
-            _homes[id(b.node)] = facts
+            setattr(b.node, HOME, facts)
         elif b.kind == Bind.OTHER and isinstance(b.node, ast.ClassDef):  # its methods (`__call__` of an instance)
-            _homes.update((id(d), facts) for d in b.node.body if isinstance(d, DEFS))
+            for d in b.node.body:
+                if isinstance(d, DEFS):
+                    setattr(d, HOME, facts)
     return facts

@@ -355,9 +355,8 @@ def passed(fn, param: str, call: ast.Call, bound: Optional[bool] = None) -> Opti
 def _foreign_sites(target, fn, param: str, ctx):
     """(value passed for `param`, the call, context at it) for each call of `target` in the package's other
     modules, through the name an import binds (`calc_gaes(...)`, `math_util.calc_gaes(...)`)."""
-    others = project.mentioning(ctx.facts, target.name)  # none for a file with no place on disk
-    path = os.path.abspath(ctx.facts.path) if others else None
-    for other in others:
+    path = os.path.abspath(ctx.facts.path) if ctx.facts.path else None
+    for other in project.mentioning(ctx.facts, target.name):  # none for a file with no place on disk
         for call, owner in _uses(other, target.name, modules=True)[0]:
             frame = other.module_frame if owner is None else other.function_frame(owner)
             if frame is None:

@@ -14,6 +14,7 @@ from .formats import FORMATS
 from ..adapters.flake8_plugin import DIAGNOSTIC, NOT_A_RULE
 from ..rules import BY_CODE, RULES
 from ..config.settings import Options
+from ..engine import collector
 
 
 FIX_DESCRIPTION = """Rewrite files with the findings' fixes, or show (--diff) / test (--check) them.
@@ -143,8 +144,8 @@ def entry() -> None:
     The cyclic collector is told what it need not do: the imported modules live to the end (frozen), and
     a syntax tree is thousands of small objects that all live until the file is done (a collection every
     20,000 allocations, not 700: about 5 % of the CPU time of `check`)."""
-    gc.freeze()
-    gc.set_threshold(20_000, 10, 10)
+    collector.freeze_once()
+    gc.set_threshold(*collector.THRESHOLD)
     code = main()
     pool = sys.modules.get(f"{__package__}.pool")  # imported only by a run that used one
     if pool is not None and pool.abandoned():

@@ -12,6 +12,7 @@ from typing import Iterable, Optional, Sequence
 from ..rules.context import Context
 from ..analysis.facts import FileFacts
 from ..rules.model import Finding, Rule
+from .collector import tuned
 from .partial import parse_partial
 from ..rules import RULES
 
@@ -110,6 +111,12 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[Rule] = RULE
     """Findings for one file's source text. Raises AnalysisError for a file that cannot be parsed.
 
     `tensor_functions`: extra names of functions that return tensors (the `tensor-functions` option)."""
+    with tuned():
+        return _analyse(source, filename, rules, tree, tensor_functions)
+
+
+def _analyse(source: str, filename: str, rules: Sequence[Rule], tree: Optional[ast.Module],
+             tensor_functions: Iterable[str]) -> Result:
     active = could_fire(source, rules)
     if not active:
         return Result()

@@ -7,16 +7,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's rules, not an installed copy's
 
-from flake8_tensorcopy.rules.docs import TABLE_BEGIN, TABLE_END, rule_page, rule_table  # noqa: E402
-from flake8_tensorcopy.rules import RULES  # noqa: E402
+from flake8_tensorcopy.rules.docs import TABLE_BEGIN, TABLE_END, catalog_text, rule_page, rule_table  # noqa: E402
+from flake8_tensorcopy.rules import catalog_entry, module_specs  # noqa: E402
 
 
 def wanted() -> dict[Path, str]:
-    files = {ROOT / "docs" / "rules" / f"{r.code}.md": rule_page(r) for r in RULES}
+    rules = module_specs()  # the modules, not the catalog this writes
+    files = {ROOT / "flake8_tensorcopy" / "rules" / "catalog.json": catalog_text(map(catalog_entry, rules))}
+    files |= {ROOT / "docs" / "rules" / f"{r.code}.md": rule_page(r) for r in rules}
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     head, _, rest = readme.partition(TABLE_BEGIN)
     _, _, tail = rest.partition(TABLE_END)
-    files[ROOT / "README.md"] = f"{head}{TABLE_BEGIN}\n{rule_table(RULES)}\n{TABLE_END}{tail}"
+    files[ROOT / "README.md"] = f"{head}{TABLE_BEGIN}\n{rule_table(rules)}\n{TABLE_END}{tail}"
     return files
 
 

@@ -8,9 +8,17 @@ from pathlib import Path
 import pytest
 
 from flake8_tensorcopy.rules.model import FixSafety, RuleSpec
-from flake8_tensorcopy.rules import RULES
+from flake8_tensorcopy.rules import RULES, catalog_entry, module_specs
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_catalog_says_what_the_rule_modules_say():  # else: python scripts/gen_docs.py
+    modules = module_specs()
+    assert [catalog_entry(r) for r in RULES] == [catalog_entry(m) for m in modules]
+    for lazy, real in zip(RULES, modules):
+        assert lazy.nodes == real.nodes and lazy.trigger.patterns == real.trigger.patterns
+        assert lazy.check.module == real.check.__module__
 
 
 def test_codes_unique_and_valid():

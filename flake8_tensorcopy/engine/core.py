@@ -1,6 +1,8 @@
 """The engine: pre-filter, parse once, collect facts once, run the rules that could fire.
 
 Every adapter (flake8 plugin, `check`, `fix`) calls `analyse`; nothing else decides what is found.
+The analysis and a rule's module are imported when a file first gets past the pre-filter: a run over
+files no rule could fire on never loads them.
 """
 from __future__ import annotations
 
@@ -9,10 +11,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
-from ..rules.context import Context
-from ..analysis.facts import FileFacts
 from ..rules.model import Finding, RuleSpec
-from .partial import parse_partial
 from ..rules import RULES
 
 
@@ -93,6 +92,8 @@ def partial_tree(source: str, rules: Sequence[RuleSpec]) -> Optional[ast.Module]
     found = match_lines(source, active)
     if not active or found is None or any(r.whole_file for r in active):
         return None
+    from .partial import parse_partial  # only for a file that does not parse
+
     return parse_partial(source, found)
 
 
@@ -113,6 +114,9 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
     active = could_fire(source, rules)
     if not active:
         return Result()
+    from ..analysis.facts import FileFacts  # the analysis is imported only for a file a rule may fire on
+    from ..rules.context import Context
+
     found = match_lines(source, active)
     if tree is None:
         tree = tree_for(source, filename, active)

@@ -1,6 +1,7 @@
 """Rule documentation rendered from the rules themselves: doc pages and the README's rule table."""
 from __future__ import annotations
 
+import json
 import re
 from typing import Sequence
 
@@ -49,3 +50,9 @@ def rule_table(rules: Sequence[RuleSpec]) -> str:
         rows.append(f"| [{r.code}](docs/rules/{r.code}.md) | {'on' if r.default_on else 'off'} | "
                     f"{r.fix_safety.value if r.fix_safety is not FixSafety.NONE else '–'} | {r.summary} |")
     return "\n".join(rows)
+
+
+def catalog_text(entries: Sequence[dict]) -> str:
+    """rules/catalog.json: the rules' specs as JSON (`rules.catalog_entry`), read at start-up without
+    importing a rule module."""
+    return json.dumps(list(entries), indent=1, ensure_ascii=False) + "\n"

@@ -112,3 +112,18 @@ def test_cache_clean_and_the_size_bound(tmp_path):
     (root / "other").mkdir()
     (root / "other" / "keep.txt").write_text("")
     assert not cache.clean(str(root / "other")) and (root / "other" / "keep.txt").exists()  # not a tagged cache
+
+
+def test_fix_diff_is_the_same_from_the_cache_and_fix_itself_does_not_use_it(tmp_path):
+    root = project(tmp_path)
+    plain = run_cli("fix", "--diff", "--no-cache", "-j1", ".", cwd=root, env=OWN)
+    assert not (root / cache.FOLDER).exists()
+    cold = run_cli("fix", "--diff", "-j1", ".", cwd=root, env=OWN)
+    stored = entries(root)
+    warm = run_cli("fix", "--diff", "-j1", ".", cwd=root, env=OWN)
+    assert plain.returncode == cold.returncode == warm.returncode == 1 and "+++ " in plain.stdout
+    assert (plain.stdout, plain.stderr) == (cold.stdout, cold.stderr) == (warm.stdout, warm.stderr)
+    assert len(stored) == len(FIXTURES) and entries(root) == stored
+    shutil.rmtree(root / cache.FOLDER)
+    run_cli("fix", "--check", "-j1", ".", cwd=root, env=OWN)
+    assert not (root / cache.FOLDER).exists()  # only --diff is cached: a fix that writes is never skipped

@@ -132,8 +132,8 @@ def neighbours(path: str, data: bytes) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _listing(root: str) -> str:
-    """Path, size and modification time of each .py file under `root` (symlinked folders followed once,
-    virtual environments and this cache skipped), sorted. Once per process: a `check` run is short."""
+    """A hash of the path, size and modification time of each .py file under `root` (symlinked folders
+    followed once, virtual environments and this cache skipped). Once per process: a `check` run is short."""
     rows, seen = [], set()
     for folder, dirs, names in os.walk(root, followlinks=True):
         real = os.path.realpath(folder)
@@ -149,7 +149,7 @@ def _listing(root: str) -> str:
             except OSError:
                 continue
             rows.append(f"{file}:{info.st_size}:{info.st_mtime_ns}")
-    return "\n".join(rows)
+    return hashlib.sha256("\n".join(rows).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _prepare(folder: str) -> None:

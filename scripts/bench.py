@@ -15,6 +15,7 @@ import ast
 import datetime
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -44,12 +45,13 @@ VARIANTS = {  # name: what is installed next to flake8
     "bugbear": ["flake8-bugbear==26.10.27"],
     "torchfix": ["torchfix==0.7.0"],
 }
+RUFF = ["ruff==0.17.6"]  # for reference only: installed in its own environment, like the variants
 REPORT = ROOT / "docs" / "benchmarks.md"
 
 
 # ---- environments and timed child processes -------------------------------------------------------------
 def venv(name: str, refresh: bool) -> Path | None:
-    """The variant's virtual environment, created on first use; None when it cannot be installed."""
+    """The variant's virtual environment (or ruff's), created on first use; None when it cannot be installed."""
     path = VENVS / name
     marker = path / ".bench-ready"
     if marker.exists() and not (refresh and name == "tensorcopy"):
@@ -60,7 +62,7 @@ def venv(name: str, refresh: bool) -> Path | None:
     extra = ["--force-reinstall", "--no-deps"] if marker.exists() else []
     try:
         if not marker.exists():
-            subprocess.run(pip + [FLAKE8] + VARIANTS[name], check=True)
+            subprocess.run(pip + (RUFF if name == "ruff" else [FLAKE8] + VARIANTS[name]), check=True)
         else:  # refresh: reinstall this worktree only
             subprocess.run(pip + extra + [str(ROOT)], check=True)
     except subprocess.CalledProcessError:
@@ -84,6 +86,11 @@ def flake8_cmd(env: Path, files: list[str], jobs: str = "1") -> list[str]:
     return [str(env / "bin" / "flake8"), "--isolated", "--exit-zero", f"--jobs={jobs}", *files]
 
 
+def check_cmd(envs: dict[str, Path], files: list[str], *options: str) -> list[str]:
+    """`flake8-tensorcopy check` without the cache unless `options` say otherwise (every run measured cold)."""
+    return [str(envs["tensorcopy"] / "bin" / "flake8-tensorcopy"), "check", *(options or ("--no-cache",)), *files]
+
+
 def spread(values: list[float], fmt: str = "{:.2f}") -> str:
     return f"{fmt.format(statistics.median(values))} [{fmt.format(min(values))}, {fmt.format(max(values))}]"
 
@@ -104,29 +111,63 @@ def count_lines(files: list[str]) -> int:
 
 
 # ---- measurements ----------------------------------------------------------------------------------------
-def plugin_overhead(envs: dict[str, Path], files: list[str], rounds: int, log) -> dict[str, list[float]]:
-    """CPU time of single-process flake8 per variant, per round (variants interleaved)."""
-    times: dict[str, list[float]] = {name: [] for name in envs}
+def plugin_overhead(envs: dict[str, Path], files: list[str], rounds: int, log, jobs: str = "1") -> dict:
+    """(CPU, wall, peak RSS) of flake8 per variant at `jobs` processes, per round (variants interleaved)."""
+    times: dict[str, list[tuple]] = {name: [] for name in envs}
     for r in range(rounds):
         for name, env in envs.items():
-            if name == "torchfix" and r >= max(1, rounds // 2):
+            if name == "torchfix" and (r >= max(1, rounds // 2) or jobs != "1"):
                 continue  # the slow one: fewer rounds keep the run short
-            cpu, wall, _ = timed(flake8_cmd(env, files))
-            times[name].append(cpu)
-            log(f"round {r + 1} {name}: {cpu:.1f} s CPU, {wall:.1f} s wall")
+            cpu, wall, rss = timed(flake8_cmd(env, files, jobs))
+            times[name].append((cpu, wall, rss))
+            log(f"round {r + 1} {name} -j{jobs}: {cpu:.1f} s CPU, {wall:.1f} s wall")
     return times
 
 
 def check_vs_flake8(envs: dict[str, Path], files: list[str], rounds: int, log) -> list[dict]:
     """flake8 (default checkers, all cores) against `flake8-tensorcopy check` on the same files."""
     out = []
-    check = str(envs["tensorcopy"] / "bin" / "flake8-tensorcopy")
     for r in range(rounds):
-        f_cpu, f_wall, _ = timed(flake8_cmd(envs["flake8"], files, jobs="auto"))
-        c_cpu, c_wall, c_rss = timed([check, "check", *files])
-        out.append({"f_cpu": f_cpu, "f_wall": f_wall, "c_cpu": c_cpu, "c_wall": c_wall, "c_rss": c_rss})
+        f_cpu, f_wall, f_rss = timed(flake8_cmd(envs["flake8"], files, jobs="auto"))
+        c_cpu, c_wall, c_rss = timed(check_cmd(envs, files))
+        out.append({"f_cpu": f_cpu, "f_wall": f_wall, "f_rss": f_rss, "c_cpu": c_cpu, "c_wall": c_wall,
+                    "c_rss": c_rss})
         log(f"round {r + 1}: flake8 -j auto {f_cpu:.1f} s CPU / {f_wall:.1f} s wall; "
             f"check {c_cpu:.1f} s CPU / {c_wall:.1f} s wall")
+    return out
+
+
+def small_repo(corpus: Path, fewest: int = 5) -> list[str]:
+    """The files of the corpus package with the fewest lines among those of at least `fewest` files."""
+    packages = [python_files(corpus / p) for p in sorted(os.listdir(corpus)) if (corpus / p).is_dir()]
+    return min((fs for fs in packages if len(fs) >= fewest), key=count_lines, default=[])
+
+
+def side_by_side(envs: dict[str, Path], files: list[str], rounds: int, log, ruff: Path | None) -> dict[str, list]:
+    """(CPU, wall, peak RSS) per round of each way to lint `files`, interleaved: start-up (`flake8
+    --version`), bare flake8 and `check` at -j1 and -j2, `check` cold and warm (its cache in a temporary
+    folder, emptied before the cold run), and `ruff check` for reference."""
+    commands = {"flake8 --version": [str(envs["flake8"] / "bin" / "flake8"), "--version"]}
+    for jobs in ("1", "2"):
+        commands[f"flake8 -j{jobs}"] = flake8_cmd(envs["flake8"], files, jobs)
+        commands[f"check -j{jobs}"] = check_cmd(envs, files, "--no-cache", f"-j{jobs}")
+    commands["check cold (cache)"] = check_cmd(envs, files, "-q")
+    commands["check warm (cache)"] = check_cmd(envs, files, "-q")
+    if ruff is not None:
+        commands["ruff check"] = [str(ruff / "bin" / "ruff"), "check", "--isolated", "--exit-zero", "--no-cache",
+                                  "--quiet", *files]
+    out: dict[str, list[tuple]] = {name: [] for name in commands}
+    with tempfile.TemporaryDirectory() as cache_dir:
+        os.environ["FLAKE8_TENSORCOPY_CACHE_DIR"] = cache_dir
+        try:
+            for r in range(rounds):
+                for name, cmd in commands.items():
+                    if name.startswith("check cold"):
+                        shutil.rmtree(cache_dir, ignore_errors=True)
+                    out[name].append(timed(cmd))
+                log(f"round {r + 1}: " + "; ".join(f"{n} {v[-1][0]:.2f} s CPU" for n, v in out.items()))
+        finally:
+            del os.environ["FLAKE8_TENSORCOPY_CACHE_DIR"]
     return out
 
 
@@ -210,6 +251,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--scaling-rounds", type=int, default=3)
     parser.add_argument("--no-torchfix", action="store_true")
+    parser.add_argument("--sample-only", action="store_true",
+                        help="skip what runs over the whole corpus (phases, scaling, large files): a quick check")
     parser.add_argument("--out", type=Path, default=REPORT)
     args = parser.parse_args(argv)
 
@@ -233,25 +276,29 @@ def main(argv=None) -> int:
         else:
             envs[name] = env
 
-    overhead = plugin_overhead(envs, subset, args.rounds, log)
-    base = overhead["flake8"]
-    ratios = {name: [t / b for t, b in zip(ts, base)] for name, ts in overhead.items() if name != "flake8"}
+    ruff = venv("ruff", refresh=False)
+    if ruff is None:
+        log("ruff: could not be installed; left out")
+    overhead = {j: plugin_overhead(envs, subset, args.rounds, log, j) for j in ("1", "2")}
     versus = check_vs_flake8(envs, subset, args.rounds, log)
+    small = small_repo(args.corpus)
+    log(f"small repository: {len(small)} files; the sample: cold and warm")
+    compared = {"small": side_by_side(envs, small, args.rounds, log, ruff),
+                "sample": side_by_side(envs, subset, args.rounds, log, ruff)}
 
     log("phases over the whole corpus")
-    where = phases(files)
+    where = phases(files if not args.sample_only else subset)
     log("scaling")
-    check = str(envs["tensorcopy"] / "bin" / "flake8-tensorcopy")
     scaling = {}
-    for fraction in (0.1, 0.3, 1.0):
+    for fraction in (0.1, 0.3, 1.0) if not args.sample_only else ():
         chosen = sample(files, fraction)
-        argv = [check, "check", *chosen]
+        argv = check_cmd(envs, chosen)
         runs = [timed(argv) for _ in range(args.scaling_rounds if fraction < 1 else 1)]
         scaling[fraction] = (len(chosen), count_lines(chosen), runs)
         log(f"{fraction:.0%}: {statistics.median(r[0] for r in runs):.1f} s CPU")
     big = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for size in (5_000, 15_000, 50_000):
+        for size in (5_000, 15_000, 50_000) if not args.sample_only else ():
             path = large_file(files, size, Path(tmp))
             n = read_source(str(path)).count("\n")
             big[size] = (n, [engine_cpu([str(path)]) for _ in range(args.scaling_rounds)])
@@ -260,7 +307,7 @@ def main(argv=None) -> int:
     # ---- report
     torch_v, pins = corpus_mod.load_pins()
     versions = ", ".join(f"{k} {v}" for k, v in {"torch": torch_v, **pins}.items())
-    tools = _versions(envs)
+    tools = _versions(envs) + (f"; ruff venv: `{_ruff_version(ruff)}`" if ruff else "")
     w = lines_out.append
     w("# Benchmarks\n")
     w("Generated by `python scripts/bench.py` (see the README's Development section); do not edit by hand.\n")
@@ -268,22 +315,29 @@ def main(argv=None) -> int:
       f"Python {platform.python_version()}; {os.cpu_count()} cores, shared with other jobs")
     w(f"- Tools: {tools}")
     w(f"- Command: `python scripts/bench.py --corpus {args.corpus} --fraction {args.fraction} "
-      f"--rounds {args.rounds} --scaling-rounds {args.scaling_rounds}{' --no-torchfix' if args.no_torchfix else ''}`")
+      f"--rounds {args.rounds} --scaling-rounds {args.scaling_rounds}{' --no-torchfix' if args.no_torchfix else ''}"
+      f"{' --sample-only' if args.sample_only else ''}`")
     w(f"- Corpus: the ecosystem corpus ({len(files)} files; {versions}).")
     w(f"- flake8 sample: every {max(1, round(1 / args.fraction))}th file of the corpus in path order, "
       f"{len(subset)} files, {n_sub:,} lines.")
     w("- Times are CPU seconds (user+sys of the child, from wait4): the machine is shared, so wall time is noise. "
       "Figures are the median over rounds with [min, max]; ratios are taken within each round.\n")
     w("## The plugin's marginal cost inside flake8\n")
-    w("`flake8 --isolated --jobs=1 FILES`, each variant from its own virtual environment. Target: <= 10 % "
-      "overhead (ratio <= 1.10).\n")
-    w("| variant | CPU s | ratio to flake8 alone | rounds |")
-    w("|---|---|---|---|")
-    w(f"| flake8 (pyflakes, pycodestyle, mccabe) | {spread(base)} | 1 | {len(base)} |")
-    names = {"tensorcopy": "flake8 + flake8-tensorcopy", "bugbear": "flake8 + flake8-bugbear",
-             "torchfix": "flake8 + torchfix"}
-    for name, rs in ratios.items():
-        w(f"| {names[name]} | {spread(overhead[name])} | {spread(rs, '{:.3f}')} | {len(rs)} |")
+    w("`flake8 --isolated --jobs=N FILES`, each variant from its own virtual environment. Target: <= 10 % "
+      "overhead (ratio <= 1.10). At -j2 the second process hides CPU time in wall time: the CPU ratio is the "
+      "cost.\n")
+    w("| variant | -j | CPU s | CPU ratio to flake8 alone | wall s | wall ratio | peak RSS MiB | rounds |")
+    w("|---|---|---|---|---|---|---|---|")
+    names = {"flake8": "flake8 (pyflakes, pycodestyle, mccabe)", "tensorcopy": "flake8 + flake8-tensorcopy",
+             "bugbear": "flake8 + flake8-bugbear", "torchfix": "flake8 + torchfix"}
+    for jobs, times in overhead.items():
+        base = times["flake8"]
+        for name, ts in times.items():
+            if ts:
+                w(f"| {names[name]} | {jobs} | {spread([t[0] for t in ts])} | "
+                  f"{spread([t[0] / b[0] for t, b in zip(ts, base)], '{:.3f}')} | {spread([t[1] for t in ts])} | "
+                  f"{spread([t[1] / b[1] for t, b in zip(ts, base)], '{:.3f}')} | {max(t[2] for t in ts)} | "
+                  f"{len(ts)} |")
     if args.no_torchfix:
         w("\ntorchfix was left out of this run (`--no-torchfix`).")
     elif "torchfix" not in envs:
@@ -294,13 +348,28 @@ def main(argv=None) -> int:
     cpu_r = [v["f_cpu"] / v["c_cpu"] for v in versus]
     wall_r = [v["f_wall"] / v["c_wall"] for v in versus]
     w("| measure | flake8 -j auto | check | flake8 / check |")
+    rss = f"| peak RSS MiB | {max(v['f_rss'] for v in versus)} | {max(v['c_rss'] for v in versus)} | |"
     w("|---|---|---|---|")
     w(f"| CPU s | {spread([v['f_cpu'] for v in versus])} | {spread([v['c_cpu'] for v in versus])} | "
       f"{spread(cpu_r, '{:.1f}')} |")
     w(f"| wall s | {spread([v['f_wall'] for v in versus])} | {spread([v['c_wall'] for v in versus])} | "
       f"{spread(wall_r, '{:.1f}')} |")
+    w(rss)
     w("")
-    w("## Where the time goes (whole corpus, in-process, one pass)\n")
+    w("## Start-up, a small repository, the cache, ruff\n")
+    w(f"The small repository is the corpus package of the fewest lines among those of 5 files or more "
+      f"({len(small)} files, {count_lines(small):,} lines); the sample is the flake8 sample above. `check -jN` "
+      "runs without the cache; `cold` empties a cache folder first, `warm` runs again on it. Ratios are "
+      "to `flake8 -j1` on the same files, within each round; `ruff check --no-cache` is for reference.\n")
+    w("| files | command | CPU s | wall s | CPU ratio to flake8 -j1 | peak RSS MiB |")
+    w("|---|---|---|---|---|---|")
+    for label, measured in compared.items():
+        base = measured["flake8 -j1"]
+        for name, ts in measured.items():
+            w(f"| {label} | `{name}` | {spread([t[0] for t in ts])} | {spread([t[1] for t in ts])} | "
+              f"{spread([t[0] / b[0] for t, b in zip(ts, base)], '{:.3f}')} | {max(t[2] for t in ts)} |")
+    w("")
+    w(f"## Where the time goes ({'the sample' if args.sample_only else 'whole corpus'}, in-process, one pass)\n")
     total = sum(v for k, v in where.items() if k not in ("files", "parsed"))
     w(f"{where['files']} files, {where['parsed']} passed the pre-filter and were parsed.\n")
     w("| phase | CPU s | share |")
@@ -310,23 +379,28 @@ def main(argv=None) -> int:
             w(f"| {k} | {v:.2f} | {100 * v / total:.1f} % |")
     w(f"| total | {total:.2f} | 100 % |")
     w("")
-    w("## Scaling\n")
-    w("`flake8-tensorcopy check` over every k-th file of the corpus in path order (100 % runs "
-      "once; the shares `--scaling-rounds` times): CPU time, cost per 1,000 lines and peak RSS (memory).\n")
-    w("| files | lines | CPU s | ms per 1k lines | peak RSS MiB |")
-    w("|---|---|---|---|---|")
-    for fraction, (n_files, n_lines, runs) in scaling.items():
-        cpu = [r[0] for r in runs]
-        w(f"| {fraction:.0%} ({n_files}) | {n_lines:,} | {spread(cpu)} | "
-          f"{1e6 * statistics.median(cpu) / n_lines:.2f} | {max(r[2] for r in runs)} |")
-    w("\nOne large file (corpus modules that pass the pre-filter, concatenated), engine in-process:\n")
-    w("| lines | CPU s | ms per 1k lines |")
-    w("|---|---|---|")
-    for size, (n, times) in big.items():
-        w(f"| {n:,} | {spread(times)} | {1000 * statistics.median(times) / n * 1000:.2f} |")
+    if scaling:  # not with --sample-only
+        w("## Scaling\n")
+        w("`flake8-tensorcopy check` over every k-th file of the corpus in path order (100 % runs "
+          "once; the shares `--scaling-rounds` times): CPU time, cost per 1,000 lines and peak RSS (memory).\n")
+        w("| files | lines | CPU s | ms per 1k lines | peak RSS MiB |")
+        w("|---|---|---|---|---|")
+        for fraction, (n_files, n_lines, runs) in scaling.items():
+            cpu = [r[0] for r in runs]
+            w(f"| {fraction:.0%} ({n_files}) | {n_lines:,} | {spread(cpu)} | "
+              f"{1e6 * statistics.median(cpu) / n_lines:.2f} | {max(r[2] for r in runs)} |")
+        w("\nOne large file (corpus modules that pass the pre-filter, concatenated), engine in-process:\n")
+        w("| lines | CPU s | ms per 1k lines |")
+        w("|---|---|---|")
+        for size, (n, times) in big.items():
+            w(f"| {n:,} | {spread(times)} | {1000 * statistics.median(times) / n * 1000:.2f} |")
     args.out.write_text("\n".join(lines_out) + "\n")
     log(f"wrote {args.out}")
     return 0
+
+
+def _ruff_version(env: Path) -> str:
+    return subprocess.run([str(env / "bin" / "ruff"), "--version"], capture_output=True, text=True).stdout.strip()
 
 
 def _versions(envs: dict[str, Path]) -> str:

@@ -8,15 +8,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's rules, not an installed copy's
 
 from flake8_tensorcopy.rules.docs import (  # noqa: E402
-    TABLE_BEGIN, TABLE_END, UNSAFE_BEGIN, UNSAFE_END, rule_page, rule_table, unsafe_fix_table)
-from flake8_tensorcopy.rules import RULES  # noqa: E402
+    TABLE_BEGIN, TABLE_END, UNSAFE_BEGIN, UNSAFE_END, catalog_text, rule_page, rule_table, unsafe_fix_table)
+from flake8_tensorcopy.rules import catalog_entry, module_rules  # noqa: E402
 
 
 def wanted() -> dict[Path, str]:
-    files = {ROOT / "docs" / "rules" / f"{r.code}.md": rule_page(r) for r in RULES}
+    rules = module_rules()  # the modules, not the catalog this writes
+    files = {ROOT / "flake8_tensorcopy" / "rules" / "catalog.json": catalog_text(map(catalog_entry, rules))}
+    files |= {ROOT / "docs" / "rules" / f"{r.code}.md": rule_page(r) for r in rules}
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    readme = between(readme, TABLE_BEGIN, TABLE_END, rule_table(RULES))
-    files[ROOT / "README.md"] = between(readme, UNSAFE_BEGIN, UNSAFE_END, unsafe_fix_table(RULES))
+    readme = between(readme, TABLE_BEGIN, TABLE_END, rule_table(rules))
+    files[ROOT / "README.md"] = between(readme, UNSAFE_BEGIN, UNSAFE_END, unsafe_fix_table(rules))
     return files
 
 

@@ -29,6 +29,15 @@ def hypothesis_profile(environ) -> str:
 settings.load_profile(hypothesis_profile(os.environ))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def check_cache(tmp_path_factory):
+    """`check` keeps its cache in one folder of the session, not beside each test's files (tests/test_cache.py
+    tests the default place)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FLAKE8_TENSORCOPY_CACHE_DIR", str(tmp_path_factory.mktemp("check-cache")))
+        yield
+
+
 # Shared by the pre-commit tests: one hook environment cache and one committed copy of this repository.
 @pytest.fixture(scope="session")
 def precommit_home(tmp_path_factory):

@@ -1,6 +1,7 @@
 """The engine's shortcuts change nothing a rule sees: the pre-filter, the skipped defs, and the partial parse
 (the tree a file that does not parse falls back to)."""
 import ast
+import re
 import subprocess
 import sys
 
@@ -163,6 +164,26 @@ def test_check_does_not_import_libcst():  # LibCST is the fixer's; `check` start
     fixture = str(FIXTURES / "TEN101" / "bad.py")
     proc = subprocess.run([sys.executable, "-c", code, fixture], capture_output=True, text=True)
     assert proc.returncode == 0 and "TEN101" in proc.stdout, proc.stderr
+
+
+def test_check_of_a_file_no_rule_could_fire_on_imports_no_analysis_and_no_rule(tmp_path):
+    """Start-up: a run pays only for what it uses. No trigger text: no rule module, no analysis, no torch model;
+    a file with trigger text loads exactly the rules it triggers."""
+    (tmp_path / "plain.py").write_text("x = 1\nprint(x)\n")
+    (tmp_path / "copies.py").write_text("import copy\ny = copy.copy(x)\n")
+    code = ("import sys; from flake8_tensorcopy.cli.main import main; main(['check', '-q', sys.argv[1]]); "
+            "print(sorted(m for m in sys.modules if m.startswith('flake8_tensorcopy.')))")
+    loaded = {}
+    for name in ("plain.py", "copies.py"):
+        proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / name)], capture_output=True, text=True)
+        loaded[name] = set(ast.literal_eval(proc.stdout.splitlines()[-1]))
+    plain, copies = loaded["plain.py"], loaded["copies.py"]
+    assert not {m for m in plain if m.startswith("flake8_tensorcopy.analysis")}, plain
+    assert not {m for m in plain if re.fullmatch(r"flake8_tensorcopy\.rules\.ten\d+", m)}, plain
+    assert len(plain) <= 30, sorted(plain)  # cli, config, sources, pipeline, engine, the rule catalog
+    assert "flake8_tensorcopy.analysis.torch_api" in copies  # the file a rule may fire on pays for the analysis
+    assert {m for m in copies if re.fullmatch(r"flake8_tensorcopy\.rules\.ten\d+", m)} == {
+        "flake8_tensorcopy.rules.ten202"}
 
 
 def test_the_sweep_script_finds_no_crash_and_no_partial_parse_mismatch_in_the_fixtures():

@@ -11,9 +11,17 @@ import pytest
 
 from flake8_tensorcopy.engine.core import analyse, select_rules
 from flake8_tensorcopy.rules.model import FixAvailability, FixForm, FixSafety, Rule
-from flake8_tensorcopy.rules import MODULES, RULES
+from flake8_tensorcopy.rules import MODULES, RULES, catalog_entry, module_rules
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_catalog_says_what_the_rule_modules_say():  # else: python scripts/gen_docs.py
+    modules = module_rules()
+    assert [catalog_entry(r) for r in RULES] == [catalog_entry(m) for m in modules]
+    for lazy, real in zip(RULES, modules):
+        assert lazy.nodes == real.nodes and lazy.trigger.patterns == real.trigger.patterns
+        assert lazy.check.module == real.check.__module__
 
 
 def test_codes_unique_and_valid():

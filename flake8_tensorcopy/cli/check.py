@@ -7,9 +7,10 @@ import re
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Optional, Sequence, TextIO
 
+from . import cache
 from ..sources import fileio
 from ..config.pyproject import ConfigError
 from ..config.discovery import discover
@@ -42,6 +43,7 @@ class Task:
     codes: tuple[str, ...]
     tensor_functions: tuple[str, ...]
     source: Optional[bytes] = None  # stdin's bytes, read up front
+    cache: Optional[str] = None  # the cache folder; None: --no-cache (stdin is never cached)
 
 
 def run_check(opts: Options, out: Optional[TextIO] = None, err: Optional[TextIO] = None) -> int:
@@ -57,6 +59,8 @@ def run_check(opts: Options, out: Optional[TextIO] = None, err: Optional[TextIO]
     except KeyboardInterrupt:
         print("flake8-tensorcopy: interrupted", file=err)
         return 2
+    if tasks and tasks[0].cache:
+        cache.prune(tasks[0].cache)
     items = sorted((i for r in reports for i in r.items), key=lambda i: i.sort_key)
     errors = []
     for r in sorted(reports, key=lambda r: r.path):
@@ -85,11 +89,12 @@ def plan(opts: Options) -> tuple[list[Task], list[FileReport]]:
     chosen = selection(opts)
     stdin = sys.stdin.buffer.read() if "-" in opts.paths else None
     found = discover(opts.paths, chosen.excludes)
+    folder = cache.folder_for(chosen.project) if opts.cache else None
     tasks = []
     for path in found.files:
         display = (opts.stdin_filename or "stdin") if path == "-" else path
         tasks.append(Task(path, display, chosen.codes_for(display), chosen.tensor_functions,
-                          stdin if path == "-" else None))
+                          stdin if path == "-" else None, folder if path != "-" else None))
     notes = [FileReport(path, errors=[why]) for path, why in found.errors]
     notes += [FileReport(path, notes=[why]) for path, why in found.skipped]
     return tasks, notes
@@ -114,11 +119,33 @@ def run(tasks: list[Task], jobs: int, progress: Progress) -> list[FileReport]:
 
 
 def check_file(task: Task) -> FileReport:
-    """One file's findings; every failure becomes one error line, never an exception."""
+    """One file's findings, from the cache when it holds them; every failure becomes one error line, never
+    an exception."""
+    try:
+        data = task.source if task.source is not None else fileio.read_regular(task.path)
+    except (OSError, fileio.FileError) as exc:
+        return FileReport(task.display, errors=[_describe(exc, None)])
+    if task.cache is None:
+        return analyse_file(task, data)
+    entry = cache.key(task.path, data, (task.display, *task.codes, "tensor-functions", *task.tensor_functions))
+    found = cache.load(task.cache, entry)
+    if found is not None:
+        try:
+            return FileReport(task.display, [Item(**i) for i in found["items"]],
+                              cell_errors=[(c, m) for c, m in found["cell_errors"]])
+        except (KeyError, TypeError, ValueError):  # an entry of another shape: a miss
+            pass
+    report = analyse_file(task, data)
+    if not report.errors:  # errors are said again on every run; only complete reports are kept
+        cache.store(task.cache, entry, {"items": [asdict(i) for i in report.items], "cell_errors": report.cell_errors})
+    return report
+
+
+def analyse_file(task: Task, data: bytes) -> FileReport:
+    """One file's findings from its bytes."""
     report = FileReport(task.display)
     doc = None
     try:
-        data = task.source if task.source is not None else fileio.read_regular(task.path)
         notebook = task.display.endswith(".ipynb")
         doc = read_document(data.decode("utf-8-sig") if notebook else fileio.decode(data).text, task.display)
         report.cell_errors = doc.cells.errors if doc.cells else []

@@ -1,6 +1,7 @@
 """`flake8-tensorcopy fix`: rewrite files with the findings' fixes, or show (`--diff`) / test (`--check`).
 
 Its options and exit codes are defined in cli.py, which imports this module (and LibCST) only to fix.
+`fix --diff` keeps each file's outcome in the cache of `check` (cache.py), under a key of its own.
 """
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import difflib
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Iterator, Optional
 
+from . import cache
 from ..sources import fileio
 from ..config.pyproject import ConfigError
 from ..config.discovery import discover
@@ -36,6 +38,7 @@ class Job:
     preview: bool  # --diff or --check: nothing is written
     data: Optional[bytes] = None  # stdin's bytes
     tensor_functions: tuple[str, ...] = ()
+    cache: Optional[str] = None  # --diff: the cache folder (None: --no-cache, or a mode that is not cached)
 
 
 @dataclass
@@ -98,7 +101,8 @@ def _reports(args, opts: Options, chosen) -> Iterator[Report]:
     found = discover(opts.paths, chosen.excludes)
     yield from (Report(path, path, skipped=why) for path, why in found.skipped)
     yield from (Report(path, path, error=why) for path, why in found.errors)
-    jobs = [Job(path, path, chosen.codes_for(path), args.unsafe_fixes, preview, None, functions)
+    folder = cache.folder_for(chosen.project) if opts.cache and args.diff else None
+    jobs = [Job(path, path, chosen.codes_for(path), args.unsafe_fixes, preview, None, functions, folder)
             for path in found.files]
     workers = min(args.jobs or os.cpu_count() or 1, len(jobs))
     if workers <= 1:
@@ -108,11 +112,39 @@ def _reports(args, opts: Options, chosen) -> Iterator[Report]:
 
 
 def _work(job: Job) -> Report:
-    """Read, fix and encode one file; writes nothing (the main process does, in order)."""
+    """One file's report, from the cache when it holds it (`fix --diff`)."""
+    if job.cache is None:
+        return _fixed(job)
+    try:
+        src = fileio.read(job.path)
+    except fileio.FileError as exc:
+        return Report(job.display, job.path, error=str(exc))
+    entry = cache.key(job.path, src.data, ("fix --diff", job.display, *job.codes, str(job.unsafe),
+                                           "tensor-functions", *job.tensor_functions))
+    found = cache.load(job.cache, entry)
+    if found is not None:
+        try:
+            return Report(job.display, job.path, src.data, src.encode(found["fixed"]) if found["changed"] else None,
+                          src.text, found["fixed"] if found["changed"] else src.text,
+                          [Item(**i) for i in found["applied"]], [Item(**i) for i in found["remaining"]],
+                          cell_errors=[(c, m) for c, m in found["cell_errors"]])
+        except (KeyError, TypeError, ValueError, fileio.FileError):  # an entry of another shape: a miss
+            pass
+    report = _fixed(job, src)
+    if not (report.error or report.rule_errors):
+        cache.store(job.cache, entry, {"changed": report.new is not None, "fixed": report.fixed if report.new else "",
+                                       "applied": [asdict(i) for i in report.applied],
+                                       "remaining": [asdict(i) for i in report.remaining],
+                                       "cell_errors": report.cell_errors})
+    return report
+
+
+def _fixed(job: Job, src: Optional[fileio.SourceFile] = None) -> Report:
+    """Read (unless `src` is given), fix and encode one file; writes nothing (the main process does, in order)."""
     report = Report(job.display, job.path)
     report.original = job.data or b""  # stdin that cannot be decoded is still echoed back to the editor
     try:
-        src = fileio.decode(job.data) if job.data is not None else fileio.read(job.path)
+        src = src or (fileio.decode(job.data) if job.data is not None else fileio.read(job.path))
         report.original, report.source = src.data, src.text
         rules = [BY_CODE[c] for c in job.codes]
         doc = read_document(src.text, job.display)  # a notebook's code cells as one program

@@ -9,6 +9,7 @@ import sys
 from typing import Optional, Sequence
 
 from .. import __version__
+from .cache import FOLDER
 from .check import run_check
 from .formats import FORMATS
 from ..adapters.flake8_plugin import DIAGNOSTIC, NOT_A_RULE
@@ -55,6 +56,21 @@ def cmd_explain(args) -> int:
     return 0
 
 
+def cmd_cache(args) -> int:
+    """`cache clean`: remove the cache folder `check` would use from here."""
+    from . import cache
+    from ..config.pyproject import ConfigError
+    from ..config.settings import selection
+
+    try:
+        folder = cache.folder_for(selection(Options(config=args.config)).project)
+    except ConfigError as exc:
+        print(f"flake8-tensorcopy: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{'removed' if cache.clean(folder) else 'no cache at'} {folder}")
+    return 0
+
+
 def cmd_rules(args) -> int:
     if args.format == "json":
         from ..rules.docs import DOCS_URL, fix_metadata
@@ -91,6 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code")
     explain.set_defaults(func=cmd_explain)
+    cache = sub.add_parser("cache", help="manage the cache of findings")
+    cache.add_argument("action", choices=("clean",), help="clean: remove the cache folder")
+    cache.add_argument("--config", metavar="PYPROJECT", help="the project's pyproject.toml (default: searched)")
+    cache.set_defaults(func=cmd_cache)
     rules = sub.add_parser("rules", help="list the rules: default on/off and fix safety")
     rules.add_argument("--format", choices=("text", "json"), default="text")
     rules.set_defaults(func=cmd_rules)
@@ -114,6 +134,8 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, default="text", help="how findings are printed")
     parser.add_argument("--show-source", action="store_true", help="print the line and a caret")
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary line and no notes")
+    parser.add_argument("--no-cache", dest="cache", action="store_false",
+                        help=f"neither read nor write the cache ({FOLDER}/ beside pyproject.toml)")
 
 
 def job_count(text: str) -> int:

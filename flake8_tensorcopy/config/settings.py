@@ -30,6 +30,7 @@ class Options:
     format: str = "text"
     show_source: bool = False
     quiet: bool = False
+    cache: bool = False  # keep findings in the cache folder (the command line's default; --no-cache)
 
     @classmethod
     def from_args(cls, args) -> "Options":
@@ -48,6 +49,7 @@ class Selection:
     excludes: list[Pattern]
     per_file: list[tuple[list[Pattern], tuple[str, ...]]]
     tensor_functions: tuple[str, ...]
+    project: Optional[str] = None  # the folder of the pyproject.toml the configuration came from
 
     def codes_for(self, display: str) -> tuple[str, ...]:
         """The rule codes that apply to one file (per-file-ignores included)."""
@@ -71,7 +73,8 @@ def selection(opts: Options) -> Selection:
     excludes += compile_patterns(opts.extend_exclude, os.getcwd())
     per_file = [(compile_patterns([pattern], config.root), codes) for pattern, codes in config.per_file_ignores]
     tensor_functions = tuple(dict.fromkeys(tuple(config.tensor_functions) + tuple(opts.tensor_functions)))
-    return Selection(select, ignore, extend, excludes, per_file, tensor_functions)
+    project = os.path.dirname(config.path) if config.path else None
+    return Selection(select, ignore, extend, excludes, per_file, tensor_functions, project)
 
 
 def configuration(paths: Sequence[str], stdin_filename: Optional[str] = None, path: Optional[str] = None) -> Config:

@@ -1,6 +1,8 @@
 """The engine: pre-filter, parse once, collect facts once, run the rules that could fire.
 
 Every adapter (flake8 plugin, `check`, `fix`) calls `analyse`; nothing else decides what is found.
+The analysis and a rule's module are imported when a file first gets past the pre-filter: a run over
+files no rule could fire on never loads them.
 """
 from __future__ import annotations
 
@@ -9,11 +11,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
-from ..rules.context import Context
-from ..analysis.facts import FileFacts
 from ..rules.model import Finding, Rule
 from .collector import tuned
-from .partial import parse_partial
 from ..rules import RULES
 
 
@@ -94,6 +93,8 @@ def partial_tree(source: str, rules: Sequence[Rule]) -> Optional[ast.Module]:
     found = match_lines(source, active)
     if not active or found is None or any(r.whole_file for r in active):
         return None
+    from .partial import parse_partial  # only for a file that does not parse
+
     return parse_partial(source, found)
 
 
@@ -120,6 +121,9 @@ def _analyse(source: str, filename: str, rules: Sequence[Rule], tree: Optional[a
     active = could_fire(source, rules)
     if not active:
         return Result()
+    from ..analysis.facts import FileFacts  # the analysis is imported only for a file a rule may fire on
+    from ..rules.context import Context
+
     found = match_lines(source, active)
     if tree is None:
         tree = tree_for(source, filename, active)

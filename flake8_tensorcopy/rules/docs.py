@@ -1,6 +1,7 @@
 """Rule documentation rendered from the rules themselves: doc pages and the README's rule table."""
 from __future__ import annotations
 
+import json
 import re
 from typing import Sequence
 
@@ -77,3 +78,9 @@ def unsafe_fix_table(rules: Sequence[Rule]) -> str:
     rows += [f"| {r.code} | {f.what} | {f.changes} |" for r in rules for f in r.fix_forms
              if f.safety is FixSafety.UNSAFE]
     return "\n".join(rows)
+
+
+def catalog_text(entries: Sequence[dict]) -> str:
+    """rules/catalog.json: the rules' specs as JSON (`rules.catalog_entry`), read at start-up without
+    importing a rule module."""
+    return json.dumps(list(entries), indent=1, ensure_ascii=False) + "\n"

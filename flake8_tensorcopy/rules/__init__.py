@@ -28,7 +28,7 @@ def spec_from_module(module: ModuleType) -> RuleSpec:
 
 
 # The rules, in code order: one module each.
-MODULES = ("ten101", "ten102", "ten103", "ten104", "ten201", "ten202", "ten203", "ten204", "ten301", "ten401",
+MODULES = ("ten101", "ten102", "ten103", "ten104", "ten105", "ten201", "ten202", "ten203", "ten204", "ten301", "ten401",
            "ten901", "ten902", "ten903")
 RULES: tuple[RuleSpec, ...] = tuple(spec_from_module(import_module(f"{__name__}.{m}")) for m in MODULES)
 BY_CODE = {r.code: r for r in RULES}

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
+from . import evidence
 from .bindings import Bind, pos_of
 from .facts import walk
 from .inplace import is_inplace_method
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .position import Position
 
 APPENDS = {"append": 0, "insert": 1}  # method: the argument that is kept
 ALIASES = ("detach",)  # methods whose result shares the whole storage
@@ -96,16 +100,37 @@ def same_object(scope, name: str, start, end) -> bool:
     return bool(before) and {id(b) for b in before} == {id(b) for b in after}
 
 
-def kept_before(facts, frame, write: ast.AST, name: str) -> list[Store]:
-    """The stores of `name`'s object that a path leads from to `write`, still live after it."""
+def kept_before(where: "Position", write: ast.AST, name: str) -> list[Store]:
+    """The stores of `name`'s object that lead to `write` with `name` still holding that object, and
+    whose holder is live after it. An entry store counts only into a Python container (`t[i] = x` into a
+    tensor `t` copies the values)."""
+    facts, frame = where.facts, where.frame
     root = frame.func if frame.func is not None else facts.tree
     scope, at = frame.scope, pos_of(write)
     return [s for s in facts.index(stores, root).get(name, ())
-            if pos_of(s.node) < at or _in_loop_with(frame, s.node)
-            if scope.reaches(pos_of(s.node), at) and same_object(scope, name, pos_of(s.node), at)
-            and live_after(s.holder, scope, at)]
+            if _unbroken(frame, scope, name, s.node, at) and live_after(s.holder, scope, at)
+            and (not isinstance(_target(s.node), ast.Subscript)
+                 or evidence.kind(s.holder, where, pos_of(s.node)) == evidence.CONTAINER)]
 
 
-def _in_loop_with(frame, node) -> bool:
-    """`node` sits in a loop that also holds the current point (a later iteration reaches it)."""
-    return any(loop.lineno <= node.lineno <= (loop.end_lineno or loop.lineno) for loop in frame.loops)
+def _target(node: ast.AST):
+    return node.targets[0] if isinstance(node, ast.Assign) else None
+
+
+def _unbroken(frame, scope, name: str, store: ast.AST, at) -> bool:
+    """A path leads from `store` to the point `at` on which `name` is not rebound: later in the same
+    straight run (no binding of `name` between them in the source), or, in a loop holding both, on the
+    next iteration of a loop that never rebinds `name` (an accumulator bound before the loop)."""
+    start = pos_of(store)
+    if not scope.reaches(start, at) or not same_object(scope, name, start, at):
+        return False
+    bound = [b.pos for b in scope.bindings.get(name, ()) if b.kind != Bind.AUG]
+    if start < at:
+        return not any(start < p < at for p in bound)
+    loops = [loop for loop in frame.loops if _holds(loop, store)]
+    return bool(loops) and not any(_holds(loops[-1], p) for p in bound)
+
+
+def _holds(loop: ast.AST, where) -> bool:
+    line = where[0] if isinstance(where, tuple) else where.lineno
+    return loop.lineno <= line <= (loop.end_lineno or loop.lineno)

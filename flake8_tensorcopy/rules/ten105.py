@@ -71,7 +71,7 @@ def check(node: ast.AST, ctx):
     target = node.target if isinstance(node, ast.AugAssign) else node.func.value
     if not proven.tensor(target, ctx):
         return
-    for store in kept_before(ctx.facts, ctx.frame, node, name):
+    for store in kept_before(ctx, node, name):
         value = store.value
         fix = ctx.replace(value, f"{as_receiver(ctx.text(value), value)}.clone()", FIX) \
             if isinstance(value, ast.Name) else None

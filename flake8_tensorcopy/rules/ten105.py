@@ -1,0 +1,89 @@
+"""A tensor kept by reference, then written in place: the kept entry changes too.
+
+## What it does
+Flags a store that keeps a tensor's object, not a copy of it (`hist.append(x)`, `state["prev"] = x`,
+`obj.prev = x`, `prev = x`; also of `x.detach()` or `x.data`, which share its storage), when a path then
+leads to an in-place write that changes the value of that same object (`x += e`, `x.mul_(e)`,
+`x.zero_()`), and the holder may still be read after the write (a name read later, a parameter, an
+attribute or entry of an object). The code must prove `x` a tensor (a torch call, arithmetic on tensors,
+a function of the package that returns one): for a Python number `x += e` rebinds and nothing is shared.
+
+Not flagged: writes that fill a buffer (`x.copy_(y)`, `x.fill_(0)`, `x[i] = v`, `out=x`), a name rebound
+between the store and the write (`x = x + e`), a holder nobody reads again, values not proven tensors.
+
+## Why is this bad?
+Appending, assigning or storing a tensor keeps a reference to the same object. An in-place write to it
+afterwards (augmented assignment on a tensor is in place) changes what was kept: a history of losses whose
+entries all end up equal, a "previous value" that is always the current one, a snapshot that moves.
+
+## Example
+```python
+losses = []
+loss = torch.ones(())
+losses.append(loss)
+loss += 1               # losses[0] is now 2 as well
+print(losses)
+```
+
+## Use instead
+```python
+losses = []
+loss = torch.ones(())
+losses.append(loss.clone())  # an entry of its own
+loss += 1
+print(losses)
+```
+
+## Fix safety
+Unsafe: the kept value becomes `x.clone()`, so the write no longer reaches the kept entry (aliasing
+changes; the clone stays on the graph as the reference did). Offered only where the kept expression is
+the name itself.
+
+## References
+- torch docs, "In-place operations": `x += y` on a tensor modifies `x`.
+"""
+from __future__ import annotations
+
+import ast
+
+from ..analysis import proven
+from ..analysis.kept import kept_before, value_write
+from .edits import as_receiver, one_line
+from .model import FixAvailability, FixForm, FixSafety, Rule, Trigger
+
+
+def check(node: ast.AST, ctx):
+    name = value_write(node)
+    if name is None:
+        return
+    target = node.target if isinstance(node, ast.AugAssign) else node.func.value
+    if not proven.tensor(target, ctx):
+        return
+    for store in kept_before(ctx, node, name):
+        value = store.value
+        fix = ctx.replace(value, f"{as_receiver(ctx.text(value), value)}.clone()", FixSafety.UNSAFE) \
+            if isinstance(value, ast.Name) else None
+        yield ctx.finding(store.node, fix, name=name, holder=f"'{one_line(ctx.text(store.holder))}'",
+                          line=node.lineno, recv=one_line(ctx.text(value)))
+
+
+RULE = Rule(
+    code="TEN105",
+    name="kept-then-written",
+    message=("'{name}' is kept by reference in {holder} and then written in place at line {line}: the kept "
+             "value changes too; keep {recv}.clone()"),
+    nodes=(ast.AugAssign, ast.Call),
+    check=check,
+    # A store (`.append(x)`, `.insert(i, x)`, a line ending `= x`), and an in-place write (`x += e`, `x.add_(e)`).
+    trigger=Trigger(r"\.append\(", r"\.insert\(", r"= *[A-Za-z_]\w*(?:\.detach\(\)|\.data)? *(?:#[^\n]*)?\n",
+                    r"[-+*/]=", r"\.\w+_\(", groups=(3, 2)),
+    claim=("A list entry appended from a tensor is the same object: `x += 1` afterwards changes the entry; "
+           "appending x.clone() keeps the value at the time of the append."),
+    doc=__doc__,
+    fix=FixAvailability.SOMETIMES,
+    fix_forms=(
+        FixForm("the kept name becomes `x.clone()` at the store",
+                FixSafety.UNSAFE,
+                "aliasing: the write no longer reaches the kept entry"),
+    ),
+)

@@ -144,7 +144,7 @@ def check_file(task: Task) -> FileReport:
         else:
             source = fileio.decode(data).text
         result = analyse(source, task.display, [BY_CODE[c] for c in task.codes],
-                         tensor_functions=task.tensor_functions)
+                         tensor_functions=task.tensor_functions, cell_ends=notebook.cell_ends if notebook else ())
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError, AnalysisError, NotebookError,
             fileio.FileError) as exc:
         report.errors.append(_describe(exc, notebook))

@@ -19,7 +19,7 @@ from ..engine.core import AnalysisError
 from ..fix.fixer import FixError, allowed, ast_lines, fix_source
 from .formats import render, shown, text_line
 from ..rules.model import Finding
-from ..sources.notebook import NotebookError, read_notebook
+from ..sources.notebook import NotebookError, cell_ends, read_notebook
 from .pool import parallel_map
 from ..rules import BY_CODE
 from ..config.settings import Options, selection
@@ -116,7 +116,8 @@ def _work(job: Job) -> Report:
         notebook = read_notebook(src.text) if job.display.endswith(".ipynb") else None
         program = notebook.program if notebook else src.text  # a notebook's code cells as one program
         report.cell_errors = notebook.errors if notebook else []
-        outcome = fix_source(program, job.display, rules, unsafe=job.unsafe, tensor_functions=job.tensor_functions)
+        outcome = fix_source(program, job.display, rules, unsafe=job.unsafe, tensor_functions=job.tensor_functions,
+                             cell_ends=cell_ends if notebook else None)
         report.fixed = notebook.with_program(outcome.fixed) if notebook and outcome.changed else (
             src.text if notebook else outcome.fixed)
         verb = "would fix" if job.preview else "fixed"  # positions: in the text of the pass that fixed them

@@ -107,10 +107,12 @@ def rules_by_node_type(rules: Sequence[RuleSpec]) -> dict[type, list[RuleSpec]]:
 
 
 def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = RULES,
-            tree: Optional[ast.Module] = None, tensor_functions: Iterable[str] = ()) -> Result:
+            tree: Optional[ast.Module] = None, tensor_functions: Iterable[str] = (),
+            cell_ends: Iterable[int] = ()) -> Result:
     """Findings for one file's source text. Raises AnalysisError for a file that cannot be parsed.
 
-    `tensor_functions`: extra names of functions that return tensors (the `tensor-functions` option)."""
+    `tensor_functions`: extra names of functions that return tensors (the `tensor-functions` option);
+    `cell_ends`: for a notebook's program, the lines that end a cell (sources.notebook.cell_ends)."""
     active = could_fire(source, rules)
     if not active:
         return Result()
@@ -123,6 +125,7 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
     except RecursionError:
         raise AnalysisError("too deeply nested to analyse") from None
     facts.tensor_functions = frozenset(tensor_functions)
+    facts.cell_ends = frozenset(cell_ends)
     facts.path = filename
     result = Result(parsed=True)
     seen = set()

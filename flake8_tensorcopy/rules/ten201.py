@@ -108,7 +108,7 @@ from ..analysis import api, module_state, summaries
 from ..analysis.evidence import LIKELY_TENSOR, TENSOR
 from ..analysis.facts import Bind, self_attribute
 from .model import FixSafety
-from .edits import detached_clone
+from .edits import detached_clone, tensor_replace
 
 CODE = "TEN201"
 NAME = "deepcopy-tensor"
@@ -146,7 +146,7 @@ def check(node: ast.Call, ctx):
     else:
         return  # a plain leaf: deepcopy works (only slower)
     text = ctx.text(arg)
-    fix = ctx.replace(node, detached_clone(text, arg), FIX)
+    fix = tensor_replace(ctx, [arg], node, detached_clone(text, arg), FIX)
     yield ctx.finding(node, fix, what="tensor", arg=text, why=why, use=f"use {text}.detach().clone()")
 
 

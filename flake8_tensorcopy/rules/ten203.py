@@ -50,8 +50,8 @@ from ..analysis import names
 from ..analysis.evidence import PARAM
 from ..analysis.facts import base_name, pos_of, walk
 from ..analysis.inplace import written
-from .model import Fix, FixSafety
-from .edits import before_method
+from .model import FixSafety
+from .edits import before_method, tensor_fix
 
 CODE = "TEN203"
 NAME = "clone-kept-with-graph"
@@ -98,7 +98,7 @@ def _report(expr, ctx, why, snapshot=None):
         if snapshot and ctx.kind(source) == PARAM and not _fed_back(snapshot, ctx):
             continue  # a parameter's clone only compared or logged holds no activations
         if ctx.attached(source):
-            fix = Fix((before_method(ctx, clone.func, "detach()."),), FIX)
+            fix = tensor_fix(ctx, [clone.func.value], (before_method(ctx, clone.func, "detach()."),), FIX)
             yield ctx.finding(clone, fix, source=ctx.text(source), why=why)
 
 
@@ -186,5 +186,5 @@ def _numpy_of_clone(call: ast.Call, ctx):
     for clone in _kept_clones(call.func.value):
         source = clone.func.value
         if ctx.attached(source) and base_name(source):
-            fix = Fix((before_method(ctx, clone.func, "detach()."),), FIX)
+            fix = tensor_fix(ctx, [clone.func.value], (before_method(ctx, clone.func, "detach()."),), FIX)
             yield ctx.finding(clone, fix, source=ctx.text(source), why=".numpy() on it raises")

@@ -106,8 +106,8 @@ from ..analysis import api, builtins_api, evidence, lightning, names, project, s
 from ..analysis.facts import Bind, dotted, pos_of, self_attribute, walk
 from ..analysis.losses import (GRAD_CALLS, backpropagated_elements, fixed_entry, keys_in, loss_dict, loss_keys,
                                summed_dicts)
-from .model import Fix, FixSafety, Trigger
-from .edits import as_receiver
+from .model import FixSafety, Trigger
+from .edits import as_receiver, tensor_fix
 from .ten203 import _kept_clones
 
 CODE = "TEN401"
@@ -155,7 +155,7 @@ def check(node, ctx):
     suffix = ".item()" if numeric else ".detach()"
     shown = ctx.text(attached[0])
     use = f"{as_receiver(shown, attached[0])}{suffix}" + (" (a number)" if numeric else " (no graph)")
-    fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + suffix) for v in attached), FIX)
+    fix = tensor_fix(ctx, attached, [ctx.edit(v, as_receiver(ctx.text(v), v) + suffix) for v in attached], FIX)
     if backpropagated:  # `losses[-1].backward()` needs the graph the fix would drop: call it on the loss itself
         fix, use = None, f"{use} and call backward() on the loss itself, not on {ctx.text(acc)}[-1]"
     yield ctx.finding(node, fix, value=shown, acc=ctx.text(acc), use=use, loop="loop")
@@ -179,7 +179,7 @@ def _kept_across_steps(node, acc, value, step, ctx):
                   for v in attached)
     shown = ctx.text(attached[0])
     if tensors:
-        fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for v in attached), FIX)
+        fix = tensor_fix(ctx, attached, [ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for v in attached], FIX)
         use = f"{as_receiver(shown, attached[0])}.detach() (no graph)"
     else:  # a dict holding the loss: which of its entries are tensors is not known here
         fix, use = None, f"a copy of '{shown}' with its tensors detached (no graph)"

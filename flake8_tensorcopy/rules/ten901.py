@@ -64,8 +64,8 @@ import ast
 from ..analysis import api, names
 from ..analysis.evidence import _is_module_class
 from ..analysis.facts import Bind, dotted, self_attribute, walk
-from .model import Fix, FixSafety
-from .edits import as_receiver
+from .model import FixSafety
+from .edits import as_receiver, tensor_fix
 
 CODE = "TEN901"
 NAME = "graph-stored-on-module"
@@ -101,7 +101,8 @@ def check(node, ctx):
     attached = [(t, v) for t, v in stored if _from_graph(v, ctx, hook, methods, 0)]
     if not attached:
         return
-    fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for _, v in attached), FIX)
+    values = [v for _, v in attached]
+    fix = tensor_fix(ctx, values, [ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for v in values], FIX)
     target, value = attached[0]
     shown = as_receiver(" ".join(ctx.text(value).split()), value)
     yield ctx.finding(node, fix, target=ctx.text(target), value=shown, func=func.name)

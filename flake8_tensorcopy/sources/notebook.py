@@ -6,8 +6,10 @@ engine sees names bound in one cell and used in another. Each cell is read as IP
 cells of another language blank), line for line, so line numbers never shift; a cell that still does
 not parse is blanked and listed in `Notebook.errors`, so the other cells are still checked and fixed.
 A comment line (BOUNDARY) separates two cells, so fixes map back to their own cell.
-`Notebook.locate(line)` maps a program line to (cell number, line in cell) and `Notebook.column` a
-column; cell numbers are 1-based positions among all the notebook's cells, markdown included, so
+`Notebook.cell_ends` (`cell_ends(program)`) lists the lines that end a cell, for the analysis
+(FileFacts.cell_ends): a cell's last expression is its displayed output. `Notebook.locate(line)` maps
+a program line to (cell number, line in cell) and `Notebook.column` a column; cell numbers are 1-based
+positions among all the notebook's cells, markdown included, so
 `cell 3` is the third cell on screen. `Notebook.with_program(fixed)` writes a changed program back into
 the code cells, keeping the IPython lines and each cell's indent, and every byte of the file outside the
 changed cells' `source` values (notebook_json.py).
@@ -55,6 +57,10 @@ class Notebook:
     def column(self, line: int, col: int) -> int:
         """A column of a 1-based program line as a column of the cell's own line (same base as `col`)."""
         return col + self.shifts[line - 1] if 0 < line <= len(self.shifts) else col
+
+    @property
+    def cell_ends(self) -> frozenset[int]:
+        return cell_ends(self.program)
 
     def source_line(self, line: int) -> str:
         return self.original[line - 1] if 0 < line <= len(self.original) else ""
@@ -205,6 +211,14 @@ def _cell_magic_first(lines: list[str], texts: list[str]) -> list[str]:
 
 def _indented(indent: str, line: str) -> str:
     return indent + line if line.strip() else line
+
+
+def cell_ends(program: str) -> frozenset[int]:
+    """The 1-based lines of a notebook's program (this one's, or one fixed from it) that end a code cell: the
+    line before each boundary, and the last. What a cell's last expression is: its displayed output."""
+    lines = split_lines(program)
+    ends = {n - 1 for n, line in enumerate(lines, 1) if line == BOUNDARY and n > 1}
+    return frozenset(ends | ({len(lines)} if lines else set()))
 
 
 def _segments(program: str) -> list[list[str]]:

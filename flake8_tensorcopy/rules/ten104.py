@@ -25,7 +25,8 @@ code tests the type of (`if isinstance(out, Result): out.detach()`) or uses as a
 (`out["k"] = ...`, `out.total = ...`), fresh
 temporaries (`torch.zeros(1).cuda()` is a common way to initialise CUDA), `clone` / `detach` with
 arguments (not the tensor methods), statements inside `pytest.raises` / `assertRaises` blocks, and
-benchmark / warm-up functions, where `out.cpu()` is called to wait for the GPU.
+benchmark / warm-up functions, where `out.cpu()` is called to wait for the GPU, and the last expression
+of a notebook cell (`y_preds.cpu()` as a cell's last line is the cell's displayed output).
 
 ## Example
 ```python
@@ -42,9 +43,14 @@ h = h.detach()          # or h.detach_() when h is not a view and nothing saved 
 ## Fix safety
 Unsafe: the fix assigns the result back (`x = x.to(device)`), which rebinds the name: later code
 now sees the converted tensor, and other holders of the old object still see the old one. The fix is
-offered when the receiver is a name or an attribute chain (not for `m.weight`: a module refuses a
-plain tensor in a parameter's place, nor for `copy.deepcopy`); `x.detach_()` is never suggested
-automatically because it raises on views and detaches the object for every holder.
+offered when the receiver is a name or an attribute chain the analysis proves is a tensor (not for
+`m.weight`: a module refuses a plain tensor in a parameter's place, nor for `copy.deepcopy`). A device
+move (`.to(device)`, `.cuda()`, `.cpu()`) is a decision the author made once: it is fixed only when the
+code that follows uses the value with a module or an operand the same function moves the same way
+(`model.to(device)`, `y = y.to(device)`; for `.cpu()`, a later `x.numpy()`); otherwise it is reported
+without a fix, and the message says why (a test helper that moves its input but not the module under
+test would crash on a GPU machine). `x.detach_()` is never suggested automatically because it raises on
+views and detaches the object for every holder.
 
 ## Known problems
 Conversion methods on receivers the file gives no tensor evidence for (function parameters without

@@ -137,3 +137,25 @@ def test_a_parameter_of_named_parameters_is_proven():
     unproven = source.replace("model.named_parameters()", "model.items()")
     assert not _found(unproven, "TEN903") or fix_source(unproven, "t.py", [BY_CODE["TEN903"]], unsafe=True).fixed \
         == unproven
+
+
+SGD = """
+import torch
+
+def fit(x, y, lr):
+    theta = torch.zeros(1, 1, requires_grad=True)
+    for _ in range(10):
+        loss = ((x @ theta - y) ** 2).mean()
+        loss.backward()
+        tmp = theta.detach()
+        tmp -= lr * theta.grad
+        theta.grad = None
+    return theta
+"""
+
+
+def test_a_hand_written_update_through_a_detach_alias_gets_no_fix():
+    (finding,) = _found(SGD, "TEN101")
+    assert finding.fix is None  # `.clone()` would silently stop the training
+    (other,) = _found(SGD.replace("lr * theta.grad", "lr * torch.ones(1, 1)"), "TEN101")
+    assert other.fix is not None

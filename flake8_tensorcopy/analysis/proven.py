@@ -7,16 +7,17 @@ return a tensor for a tensor, the file's own functions and module-level tensors 
 `tensor` also counts a parameter that some call in the file or the package passes such a value (a
 caller's argument is the evidence: summaries.argument with any_site), `tensor_here` does not. Method
 names alone (`x.clone()`), parameter annotations and `.weight` are not proof. Answers are memoised per
-file, like the other questions of the model. `parameter_loop` and `backward_root` prove a name by what the
-API gives (`named_parameters()`) and what autograd ran on (`loss.backward()`): fixes ask them too.
+file, like the other questions of the model. `parameter_loop`, `state_dict_entry` and `backward_root` prove
+a name by what the API gives (`named_parameters()`, a state_dict's values) and what autograd ran on
+(`loss.backward()`): fixes ask them too (rules/edits.proven_tensor).
 """
 from __future__ import annotations
 
 import ast
 
 from . import api, summaries
-from .evidence import (MAX_DEPTH, PARAM, TENSOR, memoised, annotation_kind, numpy_tensor_inputs, reaching,
-                       self_attribute_kind)
+from .evidence import (MAX_DEPTH, PARAM, STATE_DICT, TENSOR, kind, memoised, annotation_kind, numpy_tensor_inputs,
+                       reaching, self_attribute_kind)
 from .facts import Bind, walk
 
 SEQUENCES = (ast.List, ast.Tuple, ast.ListComp)  # literals that `*` repeats
@@ -123,3 +124,21 @@ def _backward_calls(facts, body) -> dict[str, list]:
                 and isinstance(n.func.value, ast.Name):
             calls.setdefault(n.func.value.id, []).append((n.lineno, n.col_offset))
     return calls
+
+
+def state_dict_entry(name: str, ctx, pos=None) -> bool:
+    """`v` of `{k: v ... for k, v in sd.items()}` (or `for v in sd.values()`) in a comprehension over a
+    state_dict, which maps names to tensors (parameters and buffers)."""
+    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    for node in ctx.facts.enclosing(root, pos or ctx.pos):
+        if not isinstance(node, (ast.DictComp, ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            continue
+        for gen in node.generators:
+            it, target = gen.iter, gen.target
+            if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and not it.args):
+                continue
+            bound = target.elts[1] if it.func.attr == "items" and isinstance(target, ast.Tuple) \
+                and len(target.elts) == 2 else target if it.func.attr == "values" else None
+            if isinstance(bound, ast.Name) and bound.id == name:
+                return kind(it.func.value, ctx, pos) == STATE_DICT
+    return False

@@ -5,7 +5,7 @@ import ast
 import dataclasses
 from typing import Iterable, Optional, Sequence
 
-from ..analysis import proven
+from ..analysis import api, proven
 from ..analysis.evidence import SURE_TENSOR
 from .model import Edit, Fix, FixSafety
 
@@ -44,9 +44,12 @@ def proven_tensor(expr: ast.AST, ctx) -> bool:
     fix needs before it adds a tensor method to the value or rebinds a name to a tensor method's result.
     "Not known to be something else" is not enough: a loop over a dict of losses and floats is not proof."""
     pos = (expr.lineno, expr.col_offset)
-    if isinstance(expr, ast.Name) and (proven.parameter_loop(expr.id, ctx, pos)
-                                       or proven.backward_root(expr.id, ctx, pos)):
+    if isinstance(expr, ast.Name) and (proven.parameter_loop(expr.id, ctx, pos) or proven.state_dict_entry(
+            expr.id, ctx, pos) or proven.backward_root(expr.id, ctx, pos)):
         return True
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and api.method(expr.func.attr) \
+            and api.method(expr.func.attr).gives_tensor and not expr.args and proven_tensor(expr.func.value, ctx):
+        return True  # `v.detach()` of a proven `v`
     sides = [expr.left, expr.right] if isinstance(expr, ast.BinOp) else \
         [expr.left, *expr.comparators] if isinstance(expr, ast.Compare) and len(expr.comparators) == 1 \
         and isinstance(expr.ops[0], ORDER) else []

@@ -77,7 +77,7 @@ from ..analysis import names, project, summaries
 from ..analysis.evidence import MODULE
 from ..analysis.facts import Bind, base_name, dotted, end_of, pos_of, walk
 from .model import FixSafety
-from .edits import one_line
+from .edits import one_line, tensor_replace
 
 CODE = "TEN301"
 NAME = "state-dict-snapshot-aliased"
@@ -113,7 +113,7 @@ def check(node, ctx):
         return
     source = ctx.text(call)
     if isinstance(value, ast.DictComp):
-        fix = ctx.replace(value.value, _cloned(value.value, ctx), FIX)
+        fix = tensor_replace(ctx, [value.value], value.value, _cloned(value.value, ctx), FIX)
         use = f"{_cloned(value.value, ctx)} in the comprehension"
     else:
         deepcopy = _deepcopy_spelling(ctx)

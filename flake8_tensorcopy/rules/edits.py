@@ -6,7 +6,7 @@ import dataclasses
 from typing import Iterable, Optional, Sequence
 
 from ..analysis import api, proven
-from ..analysis.evidence import SURE_TENSOR
+from ..analysis.evidence import MAX_DEPTH, SURE_TENSOR
 from .model import Edit, Fix, FixSafety
 
 ORDER = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)  # elementwise on a tensor (not `in`, `is`)
@@ -39,21 +39,23 @@ def detached_clone(text: str, node: ast.AST) -> str:
     return f"{as_receiver(text, node)}.detach().clone()"
 
 
-def proven_tensor(expr: ast.AST, ctx) -> bool:
+def proven_tensor(expr: ast.AST, ctx, depth: int = 0) -> bool:
     """The analysis proves `expr` a tensor where it stands (a TENSOR / PARAM kind, or proven.tensor): what a
     fix needs before it adds a tensor method to the value or rebinds a name to a tensor method's result.
     "Not known to be something else" is not enough: a loop over a dict of losses and floats is not proof."""
+    if depth > MAX_DEPTH:
+        return False
     pos = (expr.lineno, expr.col_offset)
     if isinstance(expr, ast.Name) and (proven.parameter_loop(expr.id, ctx, pos) or proven.state_dict_entry(
             expr.id, ctx, pos) or proven.backward_root(expr.id, ctx, pos)):
         return True
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and api.method(expr.func.attr) \
-            and api.method(expr.func.attr).gives_tensor and not expr.args and proven_tensor(expr.func.value, ctx):
+    op = api.method(expr.func.attr) if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) else None
+    if op is not None and op.gives_tensor and not expr.args and proven_tensor(expr.func.value, ctx, depth + 1):
         return True  # `v.detach()` of a proven `v`
     sides = [expr.left, expr.right] if isinstance(expr, ast.BinOp) else \
         [expr.left, *expr.comparators] if isinstance(expr, ast.Compare) and len(expr.comparators) == 1 \
         and isinstance(expr.ops[0], ORDER) else []
-    if not any(isinstance(e, proven.SEQUENCES) for e in sides) and any(proven_tensor(e, ctx) for e in sides):
+    if not any(isinstance(e, proven.SEQUENCES) for e in sides) and any(proven_tensor(e, ctx, depth + 1) for e in sides):
         return True  # `loss * 2`, `x != pad`: arithmetic and comparison on a tensor give one
     return ctx.kind(expr, pos) in SURE_TENSOR or proven.tensor(expr, ctx, pos)
 

@@ -191,15 +191,15 @@ def score_file(path: str, data: bytes, cases: list[Case]) -> tuple[dict[Case, bo
     (line or cell:line, code, stripped text)."""
     if path.endswith(".ipynb"):
         notebook = read_notebook(data.decode("utf-8-sig"))
-        source, original = notebook.program, notebook.original
+        source, original, ends = notebook.program, notebook.original, notebook.cell_ends
         where = {notebook.locate(n): n for n in range(1, len(original) + 1)}
         shown = lambda n: "cell {}:{}".format(*notebook.locate(n))  # noqa: E731
     else:
-        source = fileio.decode(data).text
+        source, ends = fileio.decode(data).text, ()
         original = source.splitlines()
         where = {(None, n): n for n in range(1, len(original) + 1)}
         shown = str
-    findings = [f for f in analyse(source, path, DEFAULT_ON).findings if not suppressed(f, original)]
+    findings = [f for f in analyse(source, path, DEFAULT_ON, cell_ends=ends).findings if not suppressed(f, original)]
     starts = statement_starts(ast.parse(source))
     key = lambda n: starts.get(n, n)  # noqa: E731
     lost = [c.where for c in cases if (c.cell, c.line) not in where]

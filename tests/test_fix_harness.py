@@ -110,3 +110,10 @@ def test_a_fix_whose_value_the_analysis_does_not_prove_is_a_failure():
                         tensors=((cfg.lineno, cfg.col_offset, cfg.end_lineno, cfg.end_col_offset),))
     (problem,) = harness.without_proof(outcome, "t.py", [])
     assert "'cfg' is not proven a tensor" in problem
+
+
+def test_a_fix_that_only_reorders_calls_needs_no_proof():
+    source = "def f(x):\n    return x.clone().detach()\n"
+    outcome = fix_source(source, "t.py", RULES, unsafe=True)
+    assert outcome.fixed == "def f(x):\n    return x.detach().clone()\n"  # TEN902 moves detach() first
+    assert harness.without_proof(outcome, "t.py", []) == []

@@ -43,16 +43,16 @@ def _needs_proof(text: str, finding: Finding) -> str:
     """What the fix does that needs a tensor: '' when it only moves or wraps calls (`.clone().detach()`
     reordered, `copy.deepcopy(...)` added)."""
     lines = ast_lines(text)
+    olds, news = Counter(), Counter()  # over all edits: a fix may move a call from one edit to another
     for edit in finding.fix.edits:
         (l1, c1), (l2, c2) = edit.start, edit.end
         old = "\n".join(lines[l1 - 1:l2])
         old = old[c1:len(old) - (len(lines[l2 - 1]) - c2)] if l1 <= l2 <= len(lines) else ""
-        added = _tensor_calls(edit.text) - _tensor_calls(old)
-        if added:
-            return f"adds .{sorted(added)[0]}()"
+        olds, news = olds + _tensor_calls(old), news + _tensor_calls(edit.text)
         if REBIND.match(edit.text) and not REBIND.match(old):
             return "rebinds a name"
-    return ""
+    added = news - olds
+    return f"adds .{sorted(added)[0]}()" if added else ""
 
 
 def _tensor_calls(text: str) -> Counter:

@@ -12,7 +12,10 @@ counted when absent). Each file with a finding is fixed in memory with all rules
 - get no pyflakes message it did not have (an undefined or unbound name, an unused import, ...);
 - get none of its fixed findings again (same code in the statement the fix rewrote);
 - stay as it is under a second fix run (fixes are idempotent);
-- gain no method call on a value the analysis knows is not a tensor (flake8_tensorcopy/not_tensor.py).
+- gain no method call on a value the analysis knows is not a tensor (flake8_tensorcopy/fix/not_tensor.py);
+- add a tensor method to, or rebind, only values the analysis proves are tensors where they stand
+  (flake8_tensorcopy/fix/proof.py asks it again on the text each fix was made for): a fix applied without
+  that proof is a failure, and the report's "proven" column counts the fixes that had it (or needed none).
 Fixes the fixer refused itself (verification, `[fix dropped: why]`) are counted with their reasons.
 """
 from __future__ import annotations
@@ -42,8 +45,9 @@ from flake8_tensorcopy.sources import fileio  # noqa: E402
 from flake8_tensorcopy.engine.core import AnalysisError, parse  # noqa: E402
 from flake8_tensorcopy.fix.fixer import FixError, fix_source, reported  # noqa: E402
 from flake8_tensorcopy.fix.not_tensor import new_receivers, suspect_calls  # noqa: E402
+from flake8_tensorcopy.fix.proof import unproven  # noqa: E402
 from flake8_tensorcopy.sources.document import read_document  # noqa: E402
-from flake8_tensorcopy.sources.notebook import NotebookError  # noqa: E402
+from flake8_tensorcopy.sources.notebook import NotebookError, cell_ends  # noqa: E402
 from flake8_tensorcopy.cli.pool import parallel_map  # noqa: E402
 from flake8_tensorcopy.rules import RULES  # noqa: E402
 
@@ -65,6 +69,7 @@ class Result:
     found: bool = False  # the file has a finding
     changed: bool = False
     applied: list[tuple[str, str]] = field(default_factory=list)  # (code, safe | unsafe)
+    proven: list[str] = field(default_factory=list)  # code of each applied fix that had the proof it needs
     dropped: list[tuple[int, str, str]] = field(default_factory=list)  # (line, code, why)
     failures: list[str] = field(default_factory=list)
     unreadable: str = ""
@@ -83,8 +88,9 @@ def _run(job: Job) -> Result:
     out = Result(job.corpus, job.name)
     try:
         data = job.data or Path(job.path).read_bytes()
-        text = read_document(fileio.decode(data).text, job.name).program
-        outcome = fix_source(text, job.name, RULES, unsafe=True)
+        doc = read_document(fileio.decode(data).text, job.name)
+        ends = (lambda program: cell_ends(program, doc.cells.boundary)) if doc.cells else None
+        outcome = fix_source(doc.program, job.name, RULES, unsafe=True, cell_ends=ends)
     except (OSError, fileio.FileError, NotebookError, AnalysisError, RecursionError) as exc:
         out.unreadable = str(exc).split("\n")[0] or type(exc).__name__
         return out
@@ -102,13 +108,27 @@ def _run(job: Job) -> Result:
     out.dropped = [(f.line, f.code, outcome.dropped[id(f)]) for f in outcome.remaining if id(f) in outcome.dropped]
     if outcome.changed:
         try:
-            out.failures = broken(outcome, job.name)
+            out.failures = without_proof(outcome, job.name, out.proven) + broken(outcome, job.name, ends)
         except Exception as exc:  # noqa: BLE001 - as above
             out.failures.append(f"internal error while checking: {type(exc).__name__}: {exc}".split("\n")[0])
     return out
 
 
-def broken(outcome, name: str) -> list[str]:
+def without_proof(outcome, name: str, proven: list[str]) -> list[str]:
+    """One line per applied fix that adds a tensor method to, or rebinds, a value not proven a tensor; the codes
+    of the others go to `proven`."""
+    problems = []
+    for text, applied in outcome.passes:
+        for f in applied:
+            why = unproven(text, name, f)
+            if why:
+                problems.append(f"applied without proof: {why}")
+            else:
+                proven.append(f.code)
+    return problems
+
+
+def broken(outcome, name: str, ends=None) -> list[str]:
     """What is wrong with a fixed text, one line per problem."""
     before, after = outcome.source, outcome.fixed
     try:
@@ -123,7 +143,7 @@ def broken(outcome, name: str) -> list[str]:
     for recv, method, what in new_receivers(suspect_calls(tree_before, before), suspect_calls(tree_after, after)):
         problems.append(f"new call .{method}() on '{recv}', {what}")
     try:
-        again = fix_source(after, name, RULES, unsafe=True)
+        again = fix_source(after, name, RULES, unsafe=True, cell_ends=ends)
     except (AnalysisError, FixError) as exc:
         problems.append(f"a second fix run fails: {exc}")
     else:
@@ -220,6 +240,7 @@ def known_bug_jobs(releases: Path, mirrors: Path) -> tuple[list[Job], dict[str, 
 def write_report(results: list[Result], missing: dict[str, str], wall: float, cpu: float, jobs: int) -> None:
     corpora = ["ecosystem", "known-bug tier 1", "known-bug tier 2"]
     applied = Counter(a for r in results for a in r.applied)
+    proven = Counter(c for r in results for c in r.proven)
     drops = [(r, d) for r in results for d in r.dropped]
     failures = [(r, f) for r in results for f in r.failures]
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -228,7 +249,9 @@ def write_report(results: list[Result], missing: dict[str, str], wall: float, cp
            f"{platform.python_version()}); do not edit by hand. Every file of both corpora with a finding is fixed",
            "in memory with every rule and unsafe fixes on; each changed file must compile, get no new pyflakes",
            "message, get none of its fixed findings again, stay unchanged under a second fix run, and gain no",
-           "method call on a value the analysis knows is not a tensor. `.ci/run` runs `--check`: any failure fails CI.",
+           "method call on a value the analysis knows is not a tensor, and add a tensor method to (or rebind) only",
+           "values the analysis proves are tensors where they stand (\"proven\": fixes that had that proof, or",
+           "needed none; a fix applied without it is a failure). `.ci/run` runs `--check`: any failure fails CI.",
            "",
            f"Run: {jobs} worker processes, {wall:.0f} s wall, {cpu:.0f} s CPU.", "",
            "| corpus | files | with a finding | changed | fixes applied | fixes dropped | failures |",
@@ -238,9 +261,9 @@ def write_report(results: list[Result], missing: dict[str, str], wall: float, cp
         out.append(f"| {name} | {len(rs)} | {sum(r.found for r in rs)} | {sum(r.changed for r in rs)} | "
                    f"{sum(len(r.applied) for r in rs)} | {sum(len(r.dropped) for r in rs)} | "
                    f"{sum(len(r.failures) for r in rs)} |")
-    out += ["", "## Fixes applied, per rule", "", "| code | safe | unsafe |", "|---|---:|---:|"]
+    out += ["", "## Fixes applied, per rule", "", "| code | safe | unsafe | proven |", "|---|---:|---:|---:|"]
     for code in sorted({c for c, _ in applied}):
-        out.append(f"| {code} | {applied[(code, 'safe')]} | {applied[(code, 'unsafe')]} |")
+        out.append(f"| {code} | {applied[(code, 'safe')]} | {applied[(code, 'unsafe')]} | {proven[code]} |")
     out += ["", f"## Failures ({len(failures)})", ""]
     out += [f"- `{r.name}`: {why}" for r, why in failures] or ["None."]
     out += ["", f"## Fixes dropped by verification ({len(drops)})", ""]

@@ -4,6 +4,8 @@ The run over the corpora is a CI step (.ci/run), not a test: it needs the corpus
 """
 from __future__ import annotations
 
+import ast
+import dataclasses
 
 import pytest
 
@@ -79,3 +81,39 @@ def test_a_message_the_original_had_is_not_new_when_a_fix_moves_its_lines():
     worse = after.replace("copy.deepcopy(torch)", "undefined_name")
     new = harness.new_pyflakes(harness.parse(before, "t.py"), harness.parse(worse, "t.py"), "t.py")
     assert [m for _, m in new] == ["'copy' imported but unused", "undefined name 'undefined_name'"]
+
+
+def _with_fix(outcome: Outcome, **changes) -> Outcome:
+    """`outcome` with its one applied fix changed (`tensors=()`: a fix that names no proven value)."""
+    finding = outcome.applied[0]
+    changed = dataclasses.replace(finding, fix=dataclasses.replace(finding.fix, **changes))
+    return Outcome(outcome.source, outcome.fixed, applied=[changed], passes=[(outcome.source, [changed])])
+
+
+def test_a_fix_with_its_proof_is_counted_as_proven():
+    outcome = fix_source(SOURCE, "t.py", RULES, unsafe=True)
+    proven: list[str] = []
+    assert harness.without_proof(outcome, "t.py", proven) == []
+    assert proven == ["TEN201"]
+
+
+def test_a_fix_that_adds_a_method_without_proof_is_a_failure():
+    outcome = _with_fix(fix_source(SOURCE, "t.py", RULES, unsafe=True), tensors=())
+    (problem,) = harness.without_proof(outcome, "t.py", [])
+    assert "adds .clone() with no value proven a tensor" in problem
+
+
+def test_a_fix_whose_value_the_analysis_does_not_prove_is_a_failure():
+    cfg = next(n for n in ast.walk(ast.parse(SOURCE)) if isinstance(n, ast.Name) and n.id == "cfg"
+               and isinstance(n.ctx, ast.Load))
+    outcome = _with_fix(fix_source(SOURCE, "t.py", RULES, unsafe=True),
+                        tensors=((cfg.lineno, cfg.col_offset, cfg.end_lineno, cfg.end_col_offset),))
+    (problem,) = harness.without_proof(outcome, "t.py", [])
+    assert "'cfg' is not proven a tensor" in problem
+
+
+def test_a_fix_that_only_reorders_calls_needs_no_proof():
+    source = "def f(x):\n    return x.clone().detach()\n"
+    outcome = fix_source(source, "t.py", RULES, unsafe=True)
+    assert outcome.fixed == "def f(x):\n    return x.detach().clone()\n"  # TEN902 moves detach() first
+    assert harness.without_proof(outcome, "t.py", []) == []

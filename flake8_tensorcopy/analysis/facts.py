@@ -147,6 +147,7 @@ class FileFacts:
     """Facts about one file; `nodes` lists (node, frame) for the node types that were asked for."""
 
     tensor_functions: frozenset = frozenset()  # user-declared tensor-returning functions (config)
+    cell_ends: frozenset = frozenset()  # a notebook's program: the lines that end a code cell (set by the engine)
     path: Optional[str] = None  # where the file is, for the modules it imports (analysis/project.py)
 
     def __init__(self, tree: ast.Module, source: str, wanted: tuple[type, ...],

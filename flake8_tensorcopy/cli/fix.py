@@ -23,7 +23,7 @@ from ..text import shown
 from ..rules.model import Finding
 from ..pipeline.lint import Document, Item, lines_of, to_item
 from ..sources.document import read_document
-from ..sources.notebook import NotebookError
+from ..sources.notebook import NotebookError, cell_ends
 from .pool import parallel_map
 from ..rules import BY_CODE
 from ..config.settings import Options, selection
@@ -151,7 +151,8 @@ def _fixed(job: Job, src: Optional[fileio.SourceFile] = None) -> Report:
         notebook = doc.cells
         report.cell_errors = notebook.errors if notebook else []
         outcome = fix_source(doc.program, job.display, rules, unsafe=job.unsafe,
-                             tensor_functions=job.tensor_functions)
+                             tensor_functions=job.tensor_functions,
+                             cell_ends=(lambda program: cell_ends(program, notebook.boundary)) if notebook else None)
         report.fixed = notebook.with_program(outcome.fixed) if notebook and outcome.changed else (
             src.text if notebook else outcome.fixed)
         if notebook and outcome.changed and report.fixed == src.text:  # never "fixed" with nothing written

@@ -108,16 +108,18 @@ def rules_by_node_type(rules: Sequence[Rule]) -> dict[type, list[Rule]]:
 
 
 def analyse(source: str, filename: str = "<stdin>", rules: Sequence[Rule] = RULES,
-            tree: Optional[ast.Module] = None, tensor_functions: Iterable[str] = ()) -> Result:
+            tree: Optional[ast.Module] = None, tensor_functions: Iterable[str] = (),
+            cell_ends: Iterable[int] = ()) -> Result:
     """Findings for one file's source text. Raises AnalysisError for a file that cannot be parsed.
 
-    `tensor_functions`: extra names of functions that return tensors (the `tensor-functions` option)."""
+    `tensor_functions`: extra names of functions that return tensors (the `tensor-functions` option);
+    `cell_ends`: for a notebook's program, the lines that end a cell (sources.notebook.cell_ends)."""
     with tuned():
-        return _analyse(source, filename, rules, tree, tensor_functions)
+        return _analyse(source, filename, rules, tree, tensor_functions, cell_ends)
 
 
 def _analyse(source: str, filename: str, rules: Sequence[Rule], tree: Optional[ast.Module],
-             tensor_functions: Iterable[str]) -> Result:
+             tensor_functions: Iterable[str], cell_ends: Iterable[int]) -> Result:
     active = could_fire(source, rules)
     if not active:
         return Result()
@@ -133,6 +135,7 @@ def _analyse(source: str, filename: str, rules: Sequence[Rule], tree: Optional[a
     except RecursionError:
         raise AnalysisError("too deeply nested to analyse") from None
     facts.tensor_functions = frozenset(tensor_functions)
+    facts.cell_ends = frozenset(cell_ends)
     facts.path = filename
     result = Result(parsed=True)
     seen = set()

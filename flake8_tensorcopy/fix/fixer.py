@@ -10,7 +10,7 @@ import bisect
 import re
 import warnings
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import libcst as cst
 from pyflakes import checker as pyflakes_checker
@@ -25,6 +25,7 @@ from ..rules import RULES
 
 MAX_PASSES = 8
 LINE_END = re.compile(r"\r\n|\r|\n")  # the line breaks `ast` counts; str.splitlines counts more
+CellEnds = Callable[[str], frozenset]  # a notebook's program -> the lines that end a cell
 
 
 class FixError(Exception):
@@ -56,20 +57,24 @@ def ast_lines(source: str) -> list[str]:
     return LINE_END.split(source)
 
 
-def reported(source: str, filename: str, rules: Sequence[Rule],
-             tensor_functions: Sequence[str] = ()) -> tuple[list[Finding], list[str]]:
+def reported(source: str, filename: str, rules: Sequence[Rule], tensor_functions: Sequence[str] = (),
+             cell_ends: Optional[CellEnds] = None) -> tuple[list[Finding], list[str]]:
     """The findings of `rules` not suppressed by `# noqa`, and the rules' own errors."""
-    linted = lint(Document(filename, source), rules, tensor_functions)
+    doc = Document(filename, source, cell_ends=cell_ends(source) if cell_ends else frozenset())
+    linted = lint(doc, rules, tensor_functions)
     return linted.findings, linted.errors
 
 
 def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[Rule] = RULES,
-               unsafe: bool = False, max_passes: int = MAX_PASSES, tensor_functions: Sequence[str] = ()) -> Outcome:
-    """Fix `source`. Raises AnalysisError when it cannot be parsed, FixError when a fixed text would not."""
+               unsafe: bool = False, max_passes: int = MAX_PASSES, tensor_functions: Sequence[str] = (),
+               cell_ends: Optional[CellEnds] = None) -> Outcome:
+    """Fix `source`. Raises AnalysisError when it cannot be parsed, FixError when a fixed text would not.
+    `cell_ends`: for a notebook's program, the function that finds its cell ends (sources.notebook.cell_ends),
+    asked again on each pass's text (fixes move lines)."""
     outcome = Outcome(source, source)
     text = source
     for _ in range(max_passes + 1):
-        findings, errors = reported(text, filename, rules, tensor_functions)
+        findings, errors = reported(text, filename, rules, tensor_functions, cell_ends)
         outcome.errors = errors
         todo = [f for f in findings if allowed(f, unsafe)]
         messages = _pyflakes(text, filename) if todo else []

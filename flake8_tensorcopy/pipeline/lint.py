@@ -39,6 +39,7 @@ class Document:
     path: str
     program: str
     cells: Optional[Cells] = None
+    cell_ends: frozenset = frozenset()  # the program's lines that end a notebook cell (its displayed output)
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,8 @@ def lint(doc: Document, rules: Sequence[Rule], tensor_functions: Iterable[str] =
          tree: Optional[ast.Module] = None, noqa: bool = True) -> Linted:
     """The findings of `doc` that `rules` report. Raises engine.core.AnalysisError when the program cannot
     be analysed. `noqa=False` keeps suppressed findings (flake8 applies `# noqa` itself)."""
-    result = analyse(doc.program, doc.path, rules, tree=tree, tensor_functions=tensor_functions)
+    result = analyse(doc.program, doc.path, rules, tree=tree, tensor_functions=tensor_functions,
+                     cell_ends=doc.cell_ends)
     lines = lines_of(doc) if result.findings else []
     findings = [f for f in result.findings if not (noqa and suppressed(f, lines))]
     return Linted(findings, [to_item(f, doc, lines) for f in findings], result.errors, result.parsed)

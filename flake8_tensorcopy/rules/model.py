@@ -47,6 +47,9 @@ class Fix:
     safety: FixSafety
     imports: tuple[str, ...] = ()  # modules the replacement needs, e.g. ("copy",)
     description: str = ""
+    # ast spans (line, col, end line, end col; cols in UTF-8 bytes) of the values the fix adds a tensor method
+    # to or rebinds, each proven a tensor where it stands (edits.tensor_fix): what the fix harness checks again
+    tensors: tuple[tuple[int, int, int, int], ...] = ()
 
 
 @dataclass(frozen=True)

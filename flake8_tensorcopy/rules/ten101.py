@@ -47,9 +47,9 @@ import ast
 
 from ..analysis.aliasing import DETACH, DIRECT, alias_writes, named, still_used
 from ..analysis.evidence import is_param_like
-from ..analysis.facts import end_of
+from ..analysis.facts import dotted, end_of, walk
 from .model import FixAvailability, FixForm, FixSafety, Rule
-from .edits import as_receiver
+from .edits import as_receiver, tensor_replace
 
 ON_CPU = " when it is a CPU tensor (.cpu() / .to(device) return it; from CUDA they copy: CPU and GPU runs differ)"
 
@@ -60,10 +60,17 @@ def check(node, ctx):
         if write.how == DIRECT or alias.family != DETACH or not _reportable_source(alias.source, ctx, end_of(node)):
             continue
         site = alias.site  # None for an element of a tuple a helper returned: nothing to copy there
-        fix = None if site is None else ctx.replace(site, as_receiver(ctx.text(site), site) + ".clone()",
-                                                    FixSafety.UNSAFE)
+        fix = tensor_replace(ctx, [site], site, as_receiver(ctx.text(site), site) + ".clone()", FixSafety.UNSAFE) \
+            if site is not None and not _updates_source(node, alias.source) else None
         yield ctx.finding(node, fix, alias=write.name, source=ctx.text(alias.source),
                           where=ON_CPU if alias.moved else "")
+
+
+def _updates_source(write: ast.AST, source: ast.AST) -> bool:
+    """The write reads the source's gradient (`tmp = w.detach(); tmp -= lr * w.grad`): a hand-written update
+    of the source through its alias, on purpose; a copy would silently stop it (no fix)."""
+    grad = f"{dotted(source)}.grad" if dotted(source) else None
+    return grad is not None and any(isinstance(n, ast.Attribute) and dotted(n) == grad for n in walk(write))
 
 
 def _reportable_source(source: ast.AST, ctx, after) -> bool:

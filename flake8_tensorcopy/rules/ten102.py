@@ -67,6 +67,7 @@ from ..analysis.aliasing import DATA, DIRECT, KEPT, NAME as BY_NAME, alias_write
 from ..analysis.evidence import SURE_TENSOR, is_param_like
 from ..analysis.facts import Bind, children, dotted, end_of, pos_of, walk
 from .model import FixAvailability, FixForm, FixSafety, Rule
+from .edits import tensor_replace
 
 GRAD_WRONG = "gradients through it come out silently wrong"
 COPY_ADVICE = "use {source}.detach().clone() for a copy"
@@ -105,7 +106,7 @@ def _through_name(node, write, ctx):
     if not _graph_tracked(source, ctx) or not still_used(source, ctx, end_of(node)):
         return
     text = ctx.text(source)
-    fix = ctx.replace(write.alias.step(DATA).node, f"{text}.detach().clone()", FixSafety.UNSAFE)
+    fix = tensor_replace(ctx, [source], write.alias.step(DATA).node, f"{text}.detach().clone()", FixSafety.UNSAFE)
     yield ctx.finding(node, fix, via=f"'{write.name}' (bound to {text}.data)", source=text,
                       effect=GRAD_WRONG, advice=COPY_ADVICE.format(source=text))
 
@@ -118,7 +119,7 @@ def _kept_result(node: ast.Assign, write, ctx):
     if not still_used(source, ctx, end_of(node)) or _only_refilled(source, ctx):
         return
     text = ctx.text(source)
-    fix = ctx.replace(write.alias.step(DATA).node, f"{text}.detach().clone()", FixSafety.UNSAFE)
+    fix = tensor_replace(ctx, [source], write.alias.step(DATA).node, f"{text}.detach().clone()", FixSafety.UNSAFE)
     yield ctx.finding(node, fix, via=f"'{ctx.text(node.value)}' (kept as '{write.name}')", source=text,
                       effect=f"'{text}' itself is overwritten, not copied", advice=COPY_ADVICE.format(source=text))
 

@@ -25,7 +25,8 @@ code tests the type of (`if isinstance(out, Result): out.detach()`) or uses as a
 (`out["k"] = ...`, `out.total = ...`), fresh
 temporaries (`torch.zeros(1).cuda()` is a common way to initialise CUDA), `clone` / `detach` with
 arguments (not the tensor methods), statements inside `pytest.raises` / `assertRaises` blocks, and
-benchmark / warm-up functions, where `out.cpu()` is called to wait for the GPU.
+benchmark / warm-up functions, where `out.cpu()` is called to wait for the GPU, and the last expression
+of a notebook cell (`y_preds.cpu()` as a cell's last line is the cell's displayed output).
 
 ## Example
 ```python
@@ -42,9 +43,14 @@ h = h.detach()          # or h.detach_() when h is not a view and nothing saved 
 ## Fix safety
 Unsafe: the fix assigns the result back (`x = x.to(device)`), which rebinds the name: later code
 now sees the converted tensor, and other holders of the old object still see the old one. The fix is
-offered when the receiver is a name or an attribute chain (not for `m.weight`: a module refuses a
-plain tensor in a parameter's place, nor for `copy.deepcopy`); `x.detach_()` is never suggested
-automatically because it raises on views and detaches the object for every holder.
+offered when the receiver is a name or an attribute chain the analysis proves is a tensor (not for
+`m.weight`: a module refuses a plain tensor in a parameter's place, nor for `copy.deepcopy`). A device
+move (`.to(device)`, `.cuda()`, `.cpu()`) is a decision the author made once: it is fixed only when the
+code that follows uses the value with a module or an operand the same function moves the same way
+(`model.to(device)`, `y = y.to(device)`; for `.cpu()`, a later `x.numpy()`); otherwise it is reported
+without a fix, and the message says why (a test helper that moves its input but not the module under
+test would crash on a GPU machine). `x.detach_()` is never suggested automatically because it raises on
+views and detaches the object for every holder.
 
 ## Known problems
 Conversion methods on receivers the file gives no tensor evidence for (function parameters without
@@ -65,8 +71,9 @@ from ..analysis import api, names
 from ..analysis.aliasing import named
 from .context import type_tested
 from ..analysis.evidence import MODULE, NDARRAY, OPTIMIZER, PARAM, STATE_DICT, TENSORISH
-from ..analysis.facts import dotted, walk
+from ..analysis.facts import dotted, end_of, pos_of, walk
 from .model import FixAvailability, FixForm, FixSafety, Rule, Trigger
+from .edits import tensor_replace
 
 # A line that starts with `name(.attr)*([...])*.method(` or `deepcopy(`: bare calls only.
 COPY_METHODS = frozenset({"detach", "clone"})
@@ -78,16 +85,84 @@ def check(node: ast.Expr, ctx):
     if any(names.TIMING_FUNC(getattr(f, "name", "")) for f in ctx.frame.funcs):
         return  # `out.cpu()` waits for the GPU in a benchmark: the call is made for its timing
     found = _discarded(node.value, ctx)
-    if found is None or _in_raises_block(node, ctx):
+    if found is None or _in_raises_block(node, ctx) or _displayed(node, ctx):
         return
     source, call_text = found
     target = ctx.text(source)
-    if _can_assign_back(source, call_text, ctx):
-        fix = ctx.replace(node, f"{target} = {ctx.text(node.value)}", FixSafety.UNSAFE)
-        advice = f"assign it back: {target} = {ctx.text(node.value)}"
-    else:
+    assign = f"{target} = {ctx.text(node.value)}"
+    move = _device_move(node.value, ctx)
+    if not _can_assign_back(source, call_text, ctx):
         fix, advice = None, "assign the result to a name"
+    elif move is not None and not _used_on_device(source, move, node, ctx):
+        fix, advice = None, f"assign it back ({assign}) if '{target}' is meant for that device (no fix: nothing " \
+                            "it is used with here is moved the same way)"
+    else:
+        fix = tensor_replace(ctx, [source], node, assign, FixSafety.UNSAFE)
+        advice = f"assign it back: {assign}"
     yield ctx.finding(node, fix, call=call_text, source=target, advice=advice)
+
+
+def _device_move(call: ast.Call, ctx):
+    """(method, argument texts) of the device move in a chain (`x.to(device)`, `x.cuda()`), or None when the
+    chain moves nothing (`x.float()`, `x.to(torch.float64)`)."""
+    while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+        attr = call.func.attr
+        dtype_only = all(ctx.text(a).startswith("torch.") and not ctx.text(a).startswith("torch.device")
+                         for a in call.args) and all(k.arg in ("dtype", "non_blocking", "copy") for k in call.keywords)
+        if attr in ("cuda", "cpu") or (attr == "to" and not dtype_only):
+            return attr, tuple(ctx.text(a) for a in call.args) + tuple(ctx.text(k) for k in call.keywords)
+        call = call.func.value
+    return None
+
+
+def _used_on_device(source, move, node, ctx) -> bool:
+    """A device move is a decision the author made once: the code that follows uses `source` with a module it
+    is passed to, or an operand, that the same function moves the same way (`model.to(device)`,
+    `y = y.to(device)`); then `x = x.to(device)` is what the line meant."""
+    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    moved = {dotted(held) for held in _moved_alike(move, node, root, ctx)} - {None, dotted(source)}
+    key = dotted(source)
+    end = end_of(node)
+    for n in walk(root):
+        if not hasattr(n, "lineno") or pos_of(n) <= end:
+            continue
+        if move[0] == "cpu" and isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                and n.func.attr == "numpy" and dotted(n.func.value) == key:
+            return True  # `x.cpu()` then `x.numpy()`: meant for the CPU
+        if isinstance(n, ast.Call) and any(dotted(a) == key for a in n.args):
+            others = [n.func, getattr(n.func, "value", None), *n.args]
+            if any(dotted(o) in moved for o in others if o is not None):
+                return True
+        if isinstance(n, (ast.BinOp, ast.Compare)):
+            sides = [n.left, n.right] if isinstance(n, ast.BinOp) else [n.left, *n.comparators]
+            if any(dotted(s) == key for s in sides) and any(dotted(s) in moved for s in sides):
+                return True
+    return False
+
+
+def _moved_alike(move, node, root, ctx) -> list:
+    """What else `root` moves the way `move` does: the receiver of a bare `model.to(device)` (a module moves in
+    place), or the target of `y = ....to(device)`."""
+    held = []
+    for n in walk(root):
+        if isinstance(n, ast.Expr) and n is not node and isinstance(n.value, ast.Call) \
+                and _device_move(n.value, ctx) == move:
+            held.append(_chain(n.value)[1] if _chain(n.value)[0] else n.value.func.value)
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and _device_move(n.value, ctx) == move:
+            held += n.targets
+    return held
+
+
+def _displayed(node: ast.Expr, ctx) -> bool:
+    """The last statement of a notebook cell (FileFacts.cell_ends), not ended by `;`: its value is the cell's
+    displayed output (`y_preds.cpu()` shows the predictions), not a discarded result."""
+    ends = [e for e in ctx.facts.cell_ends if e >= node.end_lineno]
+    if not ends or not any(s is node for s in ctx.facts.tree.body):
+        return False
+    end = min(ends)
+    later = [s.lineno for s in ctx.facts.tree.body if s.lineno > node.end_lineno]
+    rest = ctx.facts.lines[node.end_lineno - 1][node.end_col_offset:].lstrip()
+    return (not later or min(later) > end) and not rest.startswith(";")
 
 
 def _discarded(call, ctx):
@@ -224,7 +299,8 @@ RULE = Rule(
     doc=__doc__,
     fix=FixAvailability.SOMETIMES,
     fix_forms=(
-        FixForm("the discarded result is assigned back (`x = x.to(device)`)",
+        FixForm("the discarded result is assigned back (`x = x.to(device)`); a device move only where a module "
+                "or operand the value is used with is moved the same way",
                 FixSafety.UNSAFE,
                 "the name now holds the converted tensor; other holders keep the old one"),
     ),

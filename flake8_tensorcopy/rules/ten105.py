@@ -48,7 +48,7 @@ import ast
 
 from ..analysis import proven
 from ..analysis.kept import kept_before, value_write
-from .edits import as_receiver, one_line
+from .edits import as_receiver, one_line, tensor_replace
 from .model import FixAvailability, FixForm, FixSafety, Rule, Trigger
 
 
@@ -61,8 +61,8 @@ def check(node: ast.AST, ctx):
         return
     for store in kept_before(ctx, node, name):
         value = store.value
-        fix = ctx.replace(value, f"{as_receiver(ctx.text(value), value)}.clone()", FixSafety.UNSAFE) \
-            if isinstance(value, ast.Name) else None
+        fix = tensor_replace(ctx, [value], value, f"{as_receiver(ctx.text(value), value)}.clone()",
+                             FixSafety.UNSAFE) if isinstance(value, ast.Name) else None
         yield ctx.finding(store.node, fix, name=name, holder=f"'{one_line(ctx.text(store.holder))}'",
                           line=node.lineno, recv=one_line(ctx.text(value)))
 

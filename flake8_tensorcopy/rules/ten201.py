@@ -108,7 +108,7 @@ from ..analysis import api, module_state, summaries
 from ..analysis.evidence import LIKELY_TENSOR, TENSOR
 from ..analysis.facts import Bind, self_attribute
 from .model import FixAvailability, FixForm, FixSafety, Rule
-from .edits import detached_clone
+from .edits import detached_clone, tensor_replace
 
 WHY_NON_LEAF = "raises RuntimeError: it is not a graph leaf"
 WHY_VIEW = "copies the whole storage of the tensor it views (and raises if that one is in a graph)"
@@ -135,7 +135,7 @@ def check(node: ast.Call, ctx):
     else:
         return  # a plain leaf: deepcopy works (only slower)
     text = ctx.text(arg)
-    fix = ctx.replace(node, detached_clone(text, arg), FixSafety.UNSAFE)
+    fix = tensor_replace(ctx, [arg], node, detached_clone(text, arg), FixSafety.UNSAFE)
     yield ctx.finding(node, fix, what="tensor", arg=text, why=why, use=f"use {text}.detach().clone()")
 
 

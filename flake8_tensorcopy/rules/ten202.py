@@ -49,7 +49,7 @@ import ast
 from ..analysis.evidence import LIKELY_TENSOR, TENSOR
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import one_line
-from .edits import as_receiver, detached_clone
+from .edits import as_receiver, detached_clone, tensor_replace
 
 
 def check(node: ast.Call, ctx):
@@ -59,7 +59,7 @@ def check(node: ast.Call, ctx):
     if isinstance(arg, ast.Starred) or ctx.kind(arg) not in (TENSOR, LIKELY_TENSOR):
         return
     text = as_receiver(ctx.text(arg), arg)
-    fix = ctx.replace(node, detached_clone(ctx.text(arg), arg), FixSafety.UNSAFE)
+    fix = tensor_replace(ctx, [arg], node, detached_clone(ctx.text(arg), arg), FixSafety.UNSAFE)
     yield ctx.finding(node, fix, arg=one_line(ctx.text(arg)), recv=one_line(text))
 
 

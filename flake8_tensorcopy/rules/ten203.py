@@ -51,8 +51,8 @@ from ..analysis.clones import kept_clones
 from ..analysis.evidence import PARAM
 from ..analysis.facts import base_name, pos_of, walk
 from ..analysis.inplace import written
-from .model import Fix, FixAvailability, FixForm, FixSafety, Rule
-from .edits import before_method
+from .model import FixAvailability, FixForm, FixSafety, Rule
+from .edits import before_method, tensor_fix
 
 KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "push"})
 
@@ -88,7 +88,7 @@ def _report(expr, ctx, why, snapshot=None):
         if snapshot and ctx.kind(source) == PARAM and not _fed_back(snapshot, ctx):
             continue  # a parameter's clone only compared or logged holds no activations
         if ctx.attached(source):
-            fix = Fix((before_method(ctx, clone.func, "detach()."),), FixSafety.UNSAFE)
+            fix = tensor_fix(ctx, [clone.func.value], (before_method(ctx, clone.func, "detach()."),), FixSafety.UNSAFE)
             yield ctx.finding(clone, fix, source=ctx.text(source), why=why)
 
 
@@ -151,7 +151,7 @@ def _numpy_of_clone(call: ast.Call, ctx):
     for clone in kept_clones(call.func.value):
         source = clone.func.value
         if ctx.attached(source) and base_name(source):
-            fix = Fix((before_method(ctx, clone.func, "detach()."),), FixSafety.UNSAFE)
+            fix = tensor_fix(ctx, [clone.func.value], (before_method(ctx, clone.func, "detach()."),), FixSafety.UNSAFE)
             yield ctx.finding(clone, fix, source=ctx.text(source), why=".numpy() on it raises")
 
 

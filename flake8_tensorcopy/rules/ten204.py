@@ -100,7 +100,7 @@ from .context import type_tested
 from ..analysis.facts import Bind, dotted
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import one_line
-from .edits import as_receiver, detached_clone
+from .edits import as_receiver, detached_clone, proven_fix
 
 WHY_COPY = "copies and silently cuts the graph (torch warns)"
 WHY_MAYBE = "copies a tensor and silently cuts its graph (torch warns)"
@@ -131,6 +131,7 @@ def check(node: ast.Call, ctx):
         fix = None if not from_base and _from_callers(arg, ctx) else make_fix(node, arg, ctx)
         use = fix.edits[0].text if fix is not None and fix.safety is FixSafety.SAFE else _detached_clone(arg, ctx)
         subject = f"tensor '{ctx.text(arg)}'" + (_passed_by(arg, ctx) if fix is None else "")
+        fix = proven_fix(ctx, [arg], fix)
     elif make_fix is not _legacy_fix and (reason := _declared(arg, ctx)):
         fix, suggested = None, make_fix(node, arg, ctx)  # only suggested: for a float or list it would fail
         use = (suggested.edits[0].text if suggested is not None else _detached_clone(arg, ctx)) + " for a tensor"

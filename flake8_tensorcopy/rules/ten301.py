@@ -75,7 +75,7 @@ import bisect
 from ..analysis import names, state_dicts, training
 from ..analysis.facts import Bind, dotted, end_of, pos_of, walk
 from .model import FixAvailability, FixForm, FixSafety, Rule
-from .edits import one_line
+from .edits import one_line, tensor_replace
 
 
 def check(node, ctx):
@@ -95,7 +95,7 @@ def check(node, ctx):
         return
     source = ctx.text(call)
     if isinstance(value, ast.DictComp):
-        fix = ctx.replace(value.value, _cloned(value.value, ctx), FixSafety.UNSAFE)
+        fix = tensor_replace(ctx, [value.value], value.value, _cloned(value.value, ctx), FixSafety.UNSAFE)
         use = f"{_cloned(value.value, ctx)} in the comprehension"
     else:
         deepcopy = _deepcopy_spelling(ctx)

@@ -106,8 +106,8 @@ from ..analysis import accumulators, evidence, lightning, losses, numbers, summa
 from ..analysis.clones import kept_clones
 from ..analysis.facts import dotted, pos_of, self_attribute, walk
 from ..analysis.losses import backpropagated_elements, keys_in, loss_keys
-from .model import Fix, FixAvailability, FixForm, FixSafety, Rule, Trigger
-from .edits import as_receiver
+from .model import FixAvailability, FixForm, FixSafety, Rule, Trigger
+from .edits import as_receiver, tensor_fix
 
 ENTRY_ADD = r"\[(?<=\w\[)[^\[\]\n]*\][ \t]*=[ \t]*[\w.]+(?:\[|\.get\()"  # stats[k] = stats[k] + v (or .get)
 HOT = (r"\+=", r"\.append\(", r"\.insert\(", r"\.appendleft\(", ENTRY_ADD)  # where findings are
@@ -141,7 +141,8 @@ def check(node, ctx):
     suffix = ".item()" if numeric else ".detach()"
     shown = ctx.text(attached[0])
     use = f"{as_receiver(shown, attached[0])}{suffix}" + (" (a number)" if numeric else " (no graph)")
-    fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + suffix) for v in attached), FixSafety.UNSAFE)
+    fix = tensor_fix(ctx, attached, [ctx.edit(v, as_receiver(ctx.text(v), v) + suffix) for v in attached],
+                     FixSafety.UNSAFE)
     if backpropagated:  # `losses[-1].backward()` needs the graph the fix would drop: call it on the loss itself
         fix, use = None, f"{use} and call backward() on the loss itself, not on {ctx.text(acc)}[-1]"
     yield ctx.finding(node, fix, value=shown, acc=ctx.text(acc), use=use, loop="loop")
@@ -165,7 +166,8 @@ def _kept_across_steps(node, acc, value, step, ctx):
                   for v in attached)
     shown = ctx.text(attached[0])
     if tensors:
-        fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for v in attached), FixSafety.UNSAFE)
+        fix = tensor_fix(ctx, attached, [ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for v in attached],
+                         FixSafety.UNSAFE)
         use = f"{as_receiver(shown, attached[0])}.detach() (no graph)"
     else:  # a dict holding the loss: which of its entries are tensors is not known here
         fix, use = None, f"a copy of '{shown}' with its tensors detached (no graph)"

@@ -64,8 +64,8 @@ import ast
 from ..analysis import api, names
 from ..analysis.evidence import _is_module_class
 from ..analysis.facts import Bind, dotted, self_attribute, walk
-from .model import Fix, FixAvailability, FixForm, FixSafety, Rule
-from .edits import as_receiver
+from .model import FixAvailability, FixForm, FixSafety, Rule
+from .edits import as_receiver, tensor_fix
 
 # Subscripts and annotations are bounded (200 characters): unbounded, each `self.x:` or `self.x[` on a
 # long line is scanned to the line's end (quadratic in the line's length). A longer one is not looked at.
@@ -89,7 +89,9 @@ def check(node, ctx):
     attached = [(t, v) for t, v in stored if _from_graph(v, ctx, hook, methods, 0)]
     if not attached:
         return
-    fix = Fix(tuple(ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for _, v in attached), FixSafety.UNSAFE)
+    values = [v for _, v in attached]
+    fix = tensor_fix(ctx, values, [ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for v in values],
+                     FixSafety.UNSAFE)
     target, value = attached[0]
     shown = as_receiver(" ".join(ctx.text(value).split()), value)
     yield ctx.finding(node, fix, target=ctx.text(target), value=shown, func=func.name)

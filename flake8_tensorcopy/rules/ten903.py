@@ -55,11 +55,9 @@ import dataclasses
 
 from .context import Context
 from ..analysis.evidence import SURE_TENSOR
-from ..analysis.facts import Bind
-from .model import Edit, Fix, FixAvailability, FixForm, FixSafety, Rule
-from .edits import as_receiver
-
-PARAM_ITERATORS = frozenset({"named_parameters", "named_buffers"})
+from ..analysis import proven
+from .model import Edit, FixAvailability, FixForm, FixSafety, Rule
+from .edits import as_receiver, tensor_fix
 
 
 def check(node, ctx):
@@ -69,7 +67,8 @@ def check(node, ctx):
     shown = as_receiver(ast.unparse(recv), recv)  # not the source text: slicing it is O(file) per call
     if isinstance(node.ctx, ast.Load):
         line, end = ctx.char_pos(node.end_lineno, node.end_col_offset)
-        fix = Fix((Edit((line, end - len("data")), (line, end), "detach()"),), FixSafety.UNSAFE)  # -> `.detach()`
+        data = Edit((line, end - len("data")), (line, end), "detach()")  # `.data` -> `.detach()`
+        fix = tensor_fix(ctx, [recv], (data,), FixSafety.UNSAFE)
         use = f"use {shown}.detach() (or torch.no_grad() for an update)"
         yield ctx.finding(node, fix, recv=shown, use=use)
     else:
@@ -85,16 +84,7 @@ def _is_tensor(expr, ctx) -> bool:
     unguarded = Context(ctx.facts, dataclasses.replace(ctx.frame, guards=frozenset()), ctx.node, ctx.spec)
     if unguarded.kind(expr) in SURE_TENSOR:  # `.clone()` alone is not enough: Boxes-like wrappers have it
         return True
-    if isinstance(expr, ast.Name):  # for name, p in model.named_parameters()
-        b = ctx.frame.scope.binding_before(expr.id, ctx.pos)
-        loop = b.node if b is not None and b.kind == Bind.FOR else None
-        if isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.target, ast.Tuple):
-            it = loop.iter
-            elts = loop.target.elts
-            return (len(elts) == 2 and isinstance(elts[1], ast.Name) and elts[1].id == expr.id
-                    and isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
-                    and it.func.attr in PARAM_ITERATORS)
-    return False
+    return isinstance(expr, ast.Name) and proven.parameter_loop(expr.id, ctx)  # for name, p in m.named_parameters()
 
 
 RULE = Rule(

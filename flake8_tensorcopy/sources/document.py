@@ -9,5 +9,5 @@ def read_document(text: str, path: str) -> Document:
     """The document of `text`, reported as `path`; raises NotebookError for a notebook that cannot be read."""
     if path.endswith(".ipynb"):
         notebook = read_notebook(text)
-        return Document(path, notebook.program, notebook)
+        return Document(path, notebook.program, notebook, notebook.cell_ends)
     return Document(path, text)

@@ -7,12 +7,14 @@ cells of another language blank), line for line, so line numbers never shift; a 
 not parse is blanked and listed in `Notebook.errors`, so the other cells are still checked and fixed.
 A comment line separates two cells, so fixes map back to their own cell: BOUNDARY, or, if a cell holds
 that line, the first of `# --- tensorcopy: next cell 1 ---`, `... 2 ---`, ... that none holds.
-`Notebook.locate(line)` maps a program line to (cell number, line in cell) and `Notebook.column` a
-column; cell numbers are 1-based positions among all the notebook's cells, markdown included, so
-`cell 3` is the third cell on screen. `Notebook.with_program(fixed)` writes a changed program back into
-the code cells, keeping the IPython lines and each cell's indent, and every byte of the file outside the
-changed cells' `source` values (notebook_json.py); within a changed cell, the kept lines keep their own
-line ends (`\\r\\n` included), new lines get the cell's most common one.
+`Notebook.cell_ends` lists the lines that end a cell, for the analysis (FileFacts.cell_ends): a
+cell's last expression is its displayed output. `Notebook.locate(line)` maps a program line to (cell
+number, line in cell) and `Notebook.column` a column; cell numbers are 1-based positions among all the
+notebook's cells, markdown included, so `cell 3` is the third cell on screen.
+`Notebook.with_program(fixed)` writes a changed program back into the code cells, keeping the IPython
+lines and each cell's indent, and every byte of the file outside the changed cells' `source` values
+(notebook_json.py); within a changed cell, the kept lines keep their own line ends (`\\r\\n` included),
+new lines get the cell's most common one.
 """
 from __future__ import annotations
 
@@ -63,6 +65,10 @@ class Notebook:
     def column(self, line: int, col: int) -> int:
         """A column of a 1-based program line as a column of the cell's own line (same base as `col`)."""
         return col + self.shifts[line - 1] if 0 < line <= len(self.shifts) else col
+
+    @property
+    def cell_ends(self) -> frozenset[int]:
+        return cell_ends(self.program, self.boundary)
 
     def source_line(self, line: int) -> str:
         return self.original[line - 1] if 0 < line <= len(self.original) else ""
@@ -180,7 +186,7 @@ def read_notebook(text: str) -> Notebook:
     checked = bool(could_fire("\n".join(line for lines, _ in read for line in lines), RULES))
     program: list[Optional[str]] = []  # None: a boundary, its text chosen once every line is known
     previous = None  # the last code cell's index
-    for (index, raw), (lines, indent), cell_ends in zip(cells, read, ends):
+    for (index, raw), (lines, indent), line_ends in zip(cells, read, ends):
         error = _parse_error(lines) if checked else None
         if error and automagic(lines):
             lines, error = automagic(lines), None
@@ -194,7 +200,7 @@ def read_notebook(text: str) -> Notebook:
             _append(nb, program, None, None, "\n", previous, after, 0)
         for n, (line, text_line) in enumerate(zip(lines, raw), 1):
             shift = len(indent) if text_line.startswith(indent) and not error else 0
-            _append(nb, program, line, text_line, cell_ends[n - 1] if n <= len(cell_ends) else "", index, n, shift)
+            _append(nb, program, line, text_line, line_ends[n - 1] if n <= len(line_ends) else "", index, n, shift)
         nb.indents[index], previous = indent, index
     nb.boundary = _free_boundary(set(program))
     program = [nb.boundary if line is None else line for line in program]
@@ -266,6 +272,14 @@ def _usual_end(texts: list[str]) -> str:
 
 def _indented(indent: str, line: str) -> str:
     return indent + line if line.strip() else line
+
+
+def cell_ends(program: str, boundary: str = BOUNDARY) -> frozenset[int]:
+    """The 1-based lines of a notebook's program (this one's, or one fixed from it) that end a code cell: the
+    line before each boundary, and the last. What a cell's last expression is: its displayed output."""
+    lines = split_lines(program)
+    ends = {n - 1 for n, line in enumerate(lines, 1) if line == boundary and n > 1}
+    return frozenset(ends | ({len(lines)} if lines else set()))
 
 
 def _source_text(cell: dict, number: int = 0) -> str:

@@ -14,6 +14,7 @@ import torch
 
 from flake8_tensorcopy.fix.fixer import fix_source
 from flake8_tensorcopy.rules import RULES
+from flake8_tensorcopy.rules.model import FixAvailability
 
 TRAIN = """
 import copy
@@ -67,6 +68,21 @@ PROGRAMS = {
                 loss.backward()
                 optimizer.step()
                 LOG.append(loss.item())
+        """, None),
+    "TEN105": ("""
+        def run():
+            model, optimizer, x, y = setup()
+            history = []
+            total = torch.zeros(())
+            for _ in range(3):
+                loss = ((model(x) - y) ** 2).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                history.append(total)
+                total += loss.detach()
+                LOG.append(loss.item())
+            return history
         """, None),
     "TEN201": ("""
         def run():
@@ -185,7 +201,7 @@ def _log(text: str, raises) -> list:
 
 
 def test_every_rule_with_a_fix_has_a_program():
-    assert {r.code for r in RULES if r.fix_safety.value != "none"} == set(PROGRAMS)
+    assert {r.code for r in RULES if r.fix is not FixAvailability.NEVER} == set(PROGRAMS)
 
 
 @pytest.mark.parametrize("code", sorted(PROGRAMS))
@@ -206,6 +222,10 @@ def test_the_fixed_programs_change_what_the_rules_say_they_change():
     namespace: dict = {}
     exec(compile(fixed["TEN103"], "program.py", "exec"), namespace)  # noqa: S102
     assert namespace["run"]().tolist() == [0.0, 1.0, 2.0, 3.0]  # the tensor no longer doubles with its array
+    namespace = {}
+    exec(compile(fixed["TEN105"], "program.py", "exec"), namespace)  # noqa: S102
+    history = namespace["run"]()
+    assert history[0].item() == 0.0 and len({h.item() for h in history}) == 3  # each entry kept its own value
     namespace = {}
     exec(compile(fixed["TEN301"], "program.py", "exec"), namespace)  # noqa: S102
     best = namespace["run"]()

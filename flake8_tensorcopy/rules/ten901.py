@@ -193,7 +193,7 @@ RULE = Rule(
            "graph: copy.deepcopy(module) then raises 'Only Tensors created explicitly by the user (graph "
            "leaves) support the deepcopy protocol'; storing .detach() lets it copy."),
     doc=__doc__,
-    fix=FixAvailability.ALWAYS,
+    fix=FixAvailability.SOMETIMES,
     fix_forms=(
         FixForm("`.detach()` on the value kept on `self`",
                 FixSafety.UNSAFE,

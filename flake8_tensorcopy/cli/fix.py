@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
@@ -17,7 +16,7 @@ from ..config.discovery import discover
 from ..engine.core import AnalysisError
 from ..fix.fixer import FixError, allowed, fix_source
 from .formats import render, text_line
-from ..text import shown
+from ..text import shown, split_keeping_ends
 from ..rules.model import Finding
 from ..pipeline.lint import Document, Item, lines_of, to_item
 from ..sources.document import read_document
@@ -203,17 +202,12 @@ def _summary(args, counts, out) -> None:
     line = f"{counts['fixed']} finding(s) {verb}, {counts['remaining']} remaining"
     if counts["hidden"]:
         line += f" ({counts['hidden']} with an unsafe fix: --unsafe-fixes)"
-    print(line, file=sys.stderr if args.diff or args.format != "text" else out)
+    print(line, file=sys.stderr)  # stdout carries only findings, diffs or the fixed text
 
 
 def unified_diff(before: str, after: str, name: str) -> str:
     """A unified diff that marks a missing newline at the end of either side, as `diff` does."""
     lines = []
-    for line in difflib.unified_diff(_lines(before), _lines(after), name, name):
+    for line in difflib.unified_diff(split_keeping_ends(before), split_keeping_ends(after), name, name):
         lines.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
     return "".join(lines)
-
-
-def _lines(text: str) -> list[str]:
-    """Lines with their ends, split only where Python's tokenizer splits."""
-    return [line for line in re.split(r"(?<=\n)|(?<=\r)(?!\n)", text) if line]

@@ -31,7 +31,8 @@ def comma_list(text: str) -> list[str]:
 
 
 def cmd_check(args) -> int:
-    return run_check(Options.from_args(args))
+    status = run_check(Options.from_args(args), statistics=args.statistics, add_noqa=args.add_noqa)
+    return 0 if args.exit_zero and status == 1 else status
 
 
 def cmd_fix(args) -> int:
@@ -41,7 +42,7 @@ def cmd_fix(args) -> int:
 
 
 def cmd_explain(args) -> int:
-    rule = BY_CODE.get(args.code.upper())
+    rule = BY_CODE.get(args.code.upper()) or next((r for r in RULES if r.name == args.code.lower()), None)
     if args.code.upper() == DIAGNOSTIC:
         print(NOT_A_RULE)
         return 0
@@ -78,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="report findings", description="Report findings; exit 1 when "
                            "anything is reported, 0 when clean, 2 on errors.")
     add_common(check)
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported")
+    check.add_argument("--add-noqa", action="store_true", help="add a `# noqa: CODE` comment for each finding "
+                       "(adopting the linter on a large codebase: new code is checked, old findings kept for later)")
+    check.add_argument("--statistics", action="store_true", help="print how many findings each code has")
     check.set_defaults(func=cmd_check)
     fix = sub.add_parser("fix", help="apply the fixes (safe ones; unsafe with --unsafe-fixes)",
                          description=FIX_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -88,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change behaviour")
     fix.set_defaults(func=cmd_fix)
     explain = sub.add_parser("explain", help="print a rule's documentation")
-    explain.add_argument("code")
+    explain.add_argument("code", help="a rule's code (TEN201) or name (as `rules` lists them)")
     explain.set_defaults(func=cmd_explain)
     rules = sub.add_parser("rules", help="list the rules: default on/off and fix safety")
     rules.add_argument("--format", choices=("text", "json"), default="text")

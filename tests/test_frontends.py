@@ -17,6 +17,7 @@ from flake8_tensorcopy.cli.main import build_parser
 from flake8_tensorcopy.config.settings import Options, selection
 
 FIX_ONLY = {"--diff", "--check", "--unsafe-fixes"}
+CHECK_ONLY = {"--add-noqa", "--statistics", "--exit-zero", "--show-settings"}
 DECLARED = "import copy\nfrom mylib import load\n\n\ndef f():\n    b = load()\n    return copy.copy(b)\n"
 
 
@@ -50,7 +51,7 @@ def test_check_and_fix_share_every_option_with_the_same_defaults():
 
     def options(name):
         return {repr((a.option_strings or a.dest, a.default, a.nargs, a.type, a.choices, a.help))
-                for a in sub.choices[name]._actions if not set(a.option_strings) & FIX_ONLY}
+                for a in sub.choices[name]._actions if not set(a.option_strings) & (FIX_ONLY | CHECK_ONLY)}
 
     assert options("check") == options("fix")
     assert {"--exclude", "--extend-exclude", "--config", "--tensor-functions", "--format", "--show-source"} <= {
@@ -231,3 +232,20 @@ def test_every_front_end_suppresses_the_same_findings_over_fixtures_and_review_c
         assert (codemod / path.name).read_text() == edited, path.name
         if path.name.startswith(("bare__", "own__", "file_level__")):
             assert edited == path.read_text(), path.name  # everything suppressed: nothing rewritten
+
+
+def test_each_file_uses_the_nearest_configuration_above_it(tmp_path):
+    """Ruff's way: a nested pyproject.toml governs the files under it, its patterns relative to it, in
+    check and fix alike; --config still overrides it for every file; --show-settings says which applies."""
+    make(tmp_path, ["a.py", "sub/b.py", "sub/deep/c.py"])
+    (tmp_path / "pyproject.toml").write_text('[tool.flake8-tensorcopy]\ntensor-functions = ["load"]\n')
+    (tmp_path / "sub" / "pyproject.toml").write_text(
+        '[tool.flake8-tensorcopy]\nignore = ["TEN201"]\nextend-exclude = ["deep/"]\n')
+    assert [p for p, _, _ in reported(run_cli("check", ".", cwd=tmp_path).stdout)] == ["a.py"]
+    assert fixed_names(run_cli("fix", "--diff", "--unsafe-fixes", ".", cwd=tmp_path)) == {"a.py"}
+    every = reported(run_cli("check", "--config", "pyproject.toml", ".", cwd=tmp_path).stdout)
+    assert [p for p, _, _ in every] == ["a.py", "sub/b.py", "sub/deep/c.py"]
+    shown = run_cli("check", "--show-settings", "a.py", "sub/b.py", cwd=tmp_path)
+    assert shown.returncode == 0 and shown.stdout.count("configuration: ") == 2
+    assert f"configuration: {tmp_path / 'sub' / 'pyproject.toml'}" in shown.stdout
+    assert "tensor-functions: load" in shown.stdout and "TEN201" not in shown.stdout.split("sub/b.py:")[1]

@@ -22,7 +22,7 @@ from ..sources.document import read_document
 from ..sources.notebook import NotebookError
 from .progress import Progress
 from ..rules import BY_CODE
-from ..config.settings import Options, selection
+from ..config.settings import Options, PerFile
 
 FILES_PER_WORKER = 16  # below this many files per extra process, a pool costs more than it saves
 
@@ -96,12 +96,15 @@ def run_check(opts: Options, out: Optional[TextIO] = None, err: Optional[TextIO]
 def plan(opts: Options, add_noqa: bool = False) -> tuple[list[Task], list[FileReport]]:
     """The files to check and the rules for each, from the options and the configuration; and a report
     for each folder that could not be listed or symlink that was skipped."""
-    chosen = selection(opts)
+    for_file = PerFile(opts)
     stdin = sys.stdin.buffer.read() if "-" in opts.paths else None
-    found = discover(opts.paths, chosen.excludes)
+    found = discover(opts.paths, for_file.base.excludes, opts.force_exclude)
     tasks = []
     for path in found.files:
+        if for_file.excluded(path):
+            continue
         display = (opts.stdin_filename or "stdin") if path == "-" else path
+        chosen = for_file(path)
         tasks.append(Task(path, display, chosen.codes_for(display), chosen.tensor_functions,
                           stdin if path == "-" else None, add_noqa))
     notes = [FileReport(path, errors=[why]) for path, why in found.errors]

@@ -23,7 +23,7 @@ from ..sources.document import read_document
 from ..sources.notebook import NotebookError
 from .pool import parallel_map
 from ..rules import BY_CODE
-from ..config.settings import Options, selection
+from ..config.settings import Options, PerFile
 
 
 @dataclass
@@ -62,7 +62,7 @@ def cmd_fix(args) -> int:
         return 2
     opts = Options.from_args(args)
     try:  # the same configuration as `check`: [tool.flake8-tensorcopy] under the command-line options
-        chosen = selection(opts)
+        for_file = PerFile(opts)
     except ConfigError as exc:
         print(f"fix: {exc}", file=sys.stderr)
         return 2
@@ -71,11 +71,14 @@ def cmd_fix(args) -> int:
     left: list[Item] = []  # with --format other than text: the findings left, printed at the end
     errors: list[tuple[str, str]] = []
     try:
-        for report in _reports(args, opts, chosen):
+        for report in _reports(args, opts, for_file):
             status = max(status, _handle(report, args, out, counts))
             left += report.remaining
             errors += [(report.display, e) for e in [report.error, *report.rule_errors] if e]
             errors += [(report.display, f"cell {c}: {m}") for c, m in report.cell_errors]
+    except ConfigError as exc:  # a nested pyproject.toml's table, met on the way
+        print(f"fix: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"fix: interrupted; {counts['files']} file(s) written are fully fixed, the others untouched",
               file=sys.stderr)
@@ -86,19 +89,20 @@ def cmd_fix(args) -> int:
     return status
 
 
-def _reports(args, opts: Options, chosen) -> Iterator[Report]:
-    """One report per file, in path order (as `check` finds them)."""
-    functions, preview = chosen.tensor_functions, args.diff or args.check
+def _reports(args, opts: Options, for_file: PerFile) -> Iterator[Report]:
+    """One report per file, in path order (as `check` finds them), each under its own configuration."""
+    preview = args.diff or args.check
     if args.paths == ["-"]:
-        name = args.stdin_filename or "-"
+        name, chosen = args.stdin_filename or "-", for_file.base
         yield _work(Job(name, "-", chosen.codes_for(name), args.unsafe_fixes, preview, sys.stdin.buffer.read(),
-                        functions))
+                        chosen.tensor_functions))
         return
-    found = discover(opts.paths, chosen.excludes)
+    found = discover(opts.paths, for_file.base.excludes, opts.force_exclude)
+    files = [(path, for_file(path)) for path in found.files if not for_file.excluded(path)]
     yield from (Report(path, path, skipped=why) for path, why in found.skipped)
     yield from (Report(path, path, error=why) for path, why in found.errors)
-    jobs = [Job(path, path, chosen.codes_for(path), args.unsafe_fixes, preview, None, functions)
-            for path in found.files]
+    jobs = [Job(path, path, chosen.codes_for(path), args.unsafe_fixes, preview, None, chosen.tensor_functions)
+            for path, chosen in files]
     workers = min(args.jobs or os.cpu_count() or 1, len(jobs))
     if workers <= 1:
         yield from map(_work, jobs)

@@ -14,6 +14,7 @@ from .formats import FORMATS
 from ..adapters.flake8_plugin import DIAGNOSTIC, NOT_A_RULE
 from ..rules import BY_CODE, RULES
 from ..config.settings import Options
+from ..text import shown
 
 
 FIX_DESCRIPTION = """Rewrite files with the findings' fixes, or show (--diff) / test (--check) them.
@@ -31,8 +32,29 @@ def comma_list(text: str) -> list[str]:
 
 
 def cmd_check(args) -> int:
+    if args.show_settings:
+        return show_settings(Options.from_args(args))
     status = run_check(Options.from_args(args), statistics=args.statistics, add_noqa=args.add_noqa)
     return 0 if args.exit_zero and status == 1 else status
+
+
+def show_settings(opts: Options) -> int:
+    """Each path's configuration source, selected codes and tensor functions, as check would use them."""
+    from ..config.pyproject import ConfigError
+    from ..config.settings import PerFile
+
+    try:
+        for_file = PerFile(opts)
+        for path in opts.paths:
+            chosen = for_file(path)
+            source = shown(chosen.source) if chosen.source else "defaults (none found)"
+            print(f"{shown(path)}:\n  configuration: {source}"
+                  f"\n  codes: {', '.join(chosen.codes_for(path)) or '(none)'}"
+                  f"\n  tensor-functions: {', '.join(chosen.tensor_functions) or '(none)'}")
+    except ConfigError as exc:
+        print(f"flake8-tensorcopy: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def cmd_fix(args) -> int:
@@ -82,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported")
     check.add_argument("--add-noqa", action="store_true", help="add a `# noqa: CODE` comment for each finding "
                        "(adopting the linter on a large codebase: new code is checked, old findings kept for later)")
+    check.add_argument("--show-settings", action="store_true", help="print each path's configuration source, "
+                       "selected codes and tensor functions, and check nothing")
     check.add_argument("--statistics", action="store_true", help="print how many findings each code has")
     check.set_defaults(func=cmd_check)
     fix = sub.add_parser("fix", help="apply the fixes (safe ones; unsafe with --unsafe-fixes)",
@@ -117,6 +141,8 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-j", "--jobs", type=job_count, default=0, help="processes, 1 or more (default: all cores)")
     parser.add_argument("--format", choices=FORMATS, default="text", help="how findings are printed")
     parser.add_argument("--show-source", action="store_true", help="print the line and a caret")
+    parser.add_argument("--force-exclude", action="store_true", help="apply the excludes to files named inside "
+                        "excluded folders too (for pre-commit, which names every file)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary line and no notes")
 
 

@@ -71,6 +71,7 @@ class Noqa:
         self.program = program
         self.lines = lines
         self.whole_file = file_ignored(lines)
+        self.any_inline = any("noqa" in line.lower() for line in lines)  # else no line needs tokenizing
 
     @cached_property
     def spans(self) -> dict[int, range]:
@@ -86,7 +87,7 @@ class Noqa:
         return "\n".join(self.lines[n - 1] for n in self.span(line) if 0 < n <= len(self.lines))
 
     def suppressed(self, line: int, code: str) -> bool:
-        return self.whole_file or suppresses(self.text_for(line), code)
+        return self.whole_file or (self.any_inline and suppresses(self.text_for(line), code))
 
 
 def with_codes(line: str, codes: Sequence[str]) -> str:

@@ -28,3 +28,8 @@ def split_lines(text: str) -> list[str]:
     """Lines as Python's tokenizer counts them (\\n, \\r\\n, \\r; not form feeds), without line ends."""
     lines = re.split(r"\r\n|\r|\n", text)
     return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+def split_keeping_ends(text: str) -> list[str]:
+    """Lines with their ends, split only where Python's tokenizer splits."""
+    return [line for line in re.split(r"(?<=\n)|(?<=\r)(?!\n)", text) if line]

@@ -92,6 +92,13 @@ def test_exclude_options_end_to_end(tmp_path):
     # --exclude replaces the defaults: .venv is read again
     assert names(run_cli("check", "--exclude", "legacy/", ".", cwd=tmp_path)) == [
         ".venv/v.py", "src/a.py", "tests/t.py"]
-    # excludes apply to files named on the command line too (as in flake8)
+    # a named path is skipped only when an exclude matches the path itself, file or folder (as in flake8)
     named = run_cli("check", "--extend-exclude", "legacy/", "src/legacy/old.py", "src/a.py", cwd=tmp_path)
-    assert names(named) == ["src/a.py"]
+    assert names(named) == ["src/a.py", "src/legacy/old.py"]
+    assert names(run_cli("check", "--extend-exclude", "legacy/", "src/legacy", "src/a.py", cwd=tmp_path)) == [
+        "src/a.py"]
+    assert names(run_cli("check", "--extend-exclude", "old.py", "src/legacy/old.py", cwd=tmp_path)) == []
+    # --force-exclude (pre-commit names every file): a named file inside an excluded folder is skipped too
+    forced = run_cli("check", "--force-exclude", "--extend-exclude", "legacy/", "src/legacy/old.py", "src/a.py",
+                     cwd=tmp_path)
+    assert names(forced) == ["src/a.py"]

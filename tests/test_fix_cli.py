@@ -14,10 +14,11 @@ CLEAN = "import torch\n\nx = torch.zeros(3)\n"
 def test_without_unsafe_flag_nothing_changes_and_findings_remain(tmp_path, capsys):
     f = tmp_path / "a.py"
     f.write_text(BAD)
-    code, out, _ = run_fix(capsys, f)
+    code, out, err = run_fix(capsys, f)
     assert code == 1 and f.read_text() == BAD
     assert f"{f}:10:12: TEN201 copy.deepcopy() of tensor 't'" in out and "[unsafe fix: --unsafe-fixes]" in out
-    assert "0 finding(s) fixed, 1 remaining (1 with an unsafe fix: --unsafe-fixes)" in out
+    assert "0 finding(s) fixed, 1 remaining (1 with an unsafe fix: --unsafe-fixes)" in err  # stderr in every format
+    assert "remaining" not in out
 
 
 def test_clean_file_exit_0(tmp_path, capsys):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -16,6 +17,7 @@ from flake8_tensorcopy.cli.main import build_parser
 from flake8_tensorcopy.config.settings import Options, selection
 
 FIX_ONLY = {"--diff", "--check", "--unsafe-fixes"}
+CHECK_ONLY = {"--add-noqa", "--statistics", "--exit-zero", "--show-settings"}
 DECLARED = "import copy\nfrom mylib import load\n\n\ndef f():\n    b = load()\n    return copy.copy(b)\n"
 
 
@@ -49,7 +51,7 @@ def test_check_and_fix_share_every_option_with_the_same_defaults():
 
     def options(name):
         return {repr((a.option_strings or a.dest, a.default, a.nargs, a.type, a.choices, a.help))
-                for a in sub.choices[name]._actions if not set(a.option_strings) & FIX_ONLY}
+                for a in sub.choices[name]._actions if not set(a.option_strings) & (FIX_ONLY | CHECK_ONLY)}
 
     assert options("check") == options("fix")
     assert {"--exclude", "--extend-exclude", "--config", "--tensor-functions", "--format", "--show-source"} <= {
@@ -149,3 +151,101 @@ def test_a_pyproject_is_parsed_once_however_many_files_ask(tmp_path, monkeypatch
     assert parsed == [str(tmp_path / "pyproject.toml")]
     (tmp_path / "pyproject.toml").write_text('[tool.flake8-tensorcopy]\nignore = ["TEN1"]\n\n')  # a new version
     assert selection(Options(paths=[str(tmp_path / "a")])).ignore == ("TEN1",) and len(parsed) == 2
+
+
+NOQA_FORMS = {  # each finding line gets the comment its form makes of the line's codes
+    "bare": lambda codes: "# noqa",
+    "no_space": lambda codes: "#noqa",
+    "own": lambda codes: "# noqa: " + ",".join(codes),
+    "merged_first": lambda codes: f"# noqa: E501,{codes[0]}",
+    "other_tool": lambda codes: "# noqa: E501",
+    "lower_case": lambda codes: f"# noqa:{codes[0].lower()}",
+    "prefix": lambda codes: f"# noqa:{codes[0][:4]}",
+}
+
+
+def noqa_variants(root, sources: dict[str, str], found: dict[str, dict[int, list[str]]]) -> None:
+    """Write each source once per noqa form (comments on its finding lines) and once under `# flake8: noqa`."""
+    import ast
+
+    for name, text in sources.items():
+        (root / f"file_level__{name}").write_text("# flake8: noqa\n" + text)
+        for form, comment in NOQA_FORMS.items():
+            lines = text.splitlines(keepends=True)
+            for line, codes in found.get(name, {}).items():
+                edited = lines[line - 1].rstrip("\n") + "  " + comment(sorted(codes)) + "\n"
+                trial = lines[:line - 1] + [edited] + lines[line:]
+                if ast.dump(ast.parse("".join(trial))) == ast.dump(ast.parse(text)):  # never inside a string
+                    lines = trial
+            (root / f"{form}__{name}").write_text("".join(lines))
+
+
+def findings_by_file(stdout: str) -> dict[str, list[tuple[int, str]]]:
+    """{file name: sorted (line, code)} from the finding lines of an output (a diff's lines left out)."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    lines = [line for line in stdout.splitlines() if re.match(r"[^\s:]+\.py:\d+:\d+: TEN\d+ ", line)]
+    for path, pos, code in reported("\n".join(lines)):
+        out.setdefault(os.path.basename(path), []).append((int(pos.split(":")[0]), code))
+    return {name: sorted(found) for name, found in out.items()}
+
+
+def test_every_front_end_suppresses_the_same_findings_over_fixtures_and_review_cases(tmp_path):
+    """flake8 (the plugin), check, fix --diff and the codemod over the fixtures and the review cases, each
+    with every noqa form on its finding lines: the same findings reported, the same ones suppressed."""
+    import shutil
+
+    review = sorted(p for p in (ROOT.parent / "shared" / "cases" / "review").glob("*.py")) or sorted(
+        (ROOT / "fixtures" / "review").glob("*.py"))
+    sources = {f"{p.parent.name}_{p.name}": p.read_text() for p in sorted(ROOT.glob("fixtures/TEN*/bad.py"))}
+    sources.update({f"review_{p.name}": p.read_text() for p in review})
+    base = tmp_path / "base"
+    base.mkdir()
+    for name, text in sources.items():
+        (base / name).write_text(text)
+    found: dict[str, dict[int, list[str]]] = {}
+    for name, pairs in findings_by_file(run_cli("check", "--select", "TEN", "-q", ".", cwd=base).stdout).items():
+        for line, code in pairs:
+            found.setdefault(name, {}).setdefault(line, []).append(code)
+    assert len(found) > 20
+    tree = tmp_path / "variants"
+    tree.mkdir()
+    noqa_variants(tree, sources, found)
+    flake8_says = findings_by_file(flake8(tree, ".").stdout)
+    check_says = findings_by_file(run_cli("check", "--select", "TEN", "-q", ".", cwd=tree).stdout)
+    assert check_says == flake8_says
+    suppressed = {form: sum(len(v) for k, v in flake8_says.items() if k.startswith(form)) for form in NOQA_FORMS}
+    everything = sum(len(codes) for lines in found.values() for codes in lines.values())
+    assert suppressed["bare"] == suppressed["own"] == 0 and "file_level__" not in "".join(flake8_says)
+    assert suppressed["no_space"] == suppressed["other_tool"] == suppressed["lower_case"] == everything
+    assert 0 < suppressed["merged_first"] < everything
+    diff = run_cli("fix", "--diff", "--select", "TEN", "-q", ".", cwd=tree)
+    assert findings_by_file(diff.stdout) == flake8_says  # what fix would fix or leave is what flake8 reports
+    fixed, codemod = tmp_path / "fixed", tmp_path / "codemod"
+    shutil.copytree(tree, fixed)
+    shutil.copytree(tree, codemod)
+    run_cli("fix", "--unsafe-fixes", "--select", "TEN", "-q", ".", cwd=fixed)
+    cmd = [sys.executable, "-m", "libcst.tool", "codemod", "-x", "flake8_tensorcopy.adapters.codemod.TensorCopyCodemod",
+           "--no-format", "--unsafe-fixes", "--select", "TEN", "."]
+    subprocess.run(cmd, cwd=codemod, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, check=True)
+    for path in sorted(tree.iterdir()):
+        edited = (fixed / path.name).read_text()
+        assert (codemod / path.name).read_text() == edited, path.name
+        if path.name.startswith(("bare__", "own__", "file_level__")):
+            assert edited == path.read_text(), path.name  # everything suppressed: nothing rewritten
+
+
+def test_each_file_uses_the_nearest_configuration_above_it(tmp_path):
+    """Ruff's way: a nested pyproject.toml governs the files under it, its patterns relative to it, in
+    check and fix alike; --config still overrides it for every file; --show-settings says which applies."""
+    make(tmp_path, ["a.py", "sub/b.py", "sub/deep/c.py"])
+    (tmp_path / "pyproject.toml").write_text('[tool.flake8-tensorcopy]\ntensor-functions = ["load"]\n')
+    (tmp_path / "sub" / "pyproject.toml").write_text(
+        '[tool.flake8-tensorcopy]\nignore = ["TEN201"]\nextend-exclude = ["deep/"]\n')
+    assert [p for p, _, _ in reported(run_cli("check", ".", cwd=tmp_path).stdout)] == ["a.py"]
+    assert fixed_names(run_cli("fix", "--diff", "--unsafe-fixes", ".", cwd=tmp_path)) == {"a.py"}
+    every = reported(run_cli("check", "--config", "pyproject.toml", ".", cwd=tmp_path).stdout)
+    assert [p for p, _, _ in every] == ["a.py", "sub/b.py", "sub/deep/c.py"]
+    shown = run_cli("check", "--show-settings", "a.py", "sub/b.py", cwd=tmp_path)
+    assert shown.returncode == 0 and shown.stdout.count("configuration: ") == 2
+    assert f"configuration: {tmp_path / 'sub' / 'pyproject.toml'}" in shown.stdout
+    assert "tensor-functions: load" in shown.stdout and "TEN201" not in shown.stdout.split("sub/b.py:")[1]

@@ -54,11 +54,11 @@ def _fixed_module(tmp_path, capsys, name):
 
     path = tmp_path / name
     path.write_text((FIXTURES / "review" / name).read_text())
-    _, out, _ = run_fix(capsys, "--unsafe-fixes", path)
+    _, out, err = run_fix(capsys, "--unsafe-fixes", path)
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return path.read_text(), module, out
+    return path.read_text(), module, out + err
 
 
 def test_accumulator_fix_keeps_the_later_tensor_use_working(tmp_path, capsys):

@@ -17,12 +17,13 @@ from ..config.discovery import discover
 from ..engine.core import AnalysisError
 from .formats import render
 from ..text import shown
-from ..pipeline.lint import Item, lint
+from ..pipeline.lint import Document, Item, lint
+from ..pipeline.noqa import add_comments
 from ..sources.document import read_document
 from ..sources.notebook import NotebookError
 from .progress import Progress
 from ..rules import BY_CODE
-from ..config.settings import Options, selection
+from ..config.settings import Options, PerFile
 
 FILES_PER_WORKER = 16  # below this many files per extra process, a pool costs more than it saves
 
@@ -34,6 +35,7 @@ class FileReport:
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # said on stderr, not an error
     cell_errors: list[tuple[int, str]] = field(default_factory=list)  # (cell number, message) in a notebook
+    added: int = 0  # --add-noqa: comments added or extended
 
 
 @dataclass(frozen=True)
@@ -44,13 +46,19 @@ class Task:
     tensor_functions: tuple[str, ...]
     source: Optional[bytes] = None  # stdin's bytes, read up front
     cache: Optional[str] = None  # the cache folder; None: --no-cache (stdin is never cached)
+    add_noqa: bool = False  # write a noqa comment for each finding instead of reporting it
 
 
-def run_check(opts: Options, out: Optional[TextIO] = None, err: Optional[TextIO] = None) -> int:
+def run_check(opts: Options, out: Optional[TextIO] = None, err: Optional[TextIO] = None,
+              statistics: bool = False, add_noqa: bool = False) -> int:
+    """`statistics`: counts per code after the findings; `add_noqa`: suppress every finding in its file."""
     out, err = out or sys.stdout, err or sys.stderr  # looked up per call: callers may redirect them
     started = time.perf_counter()
+    if add_noqa and "-" in opts.paths:
+        print("flake8-tensorcopy: error: --add-noqa writes files; it cannot read stdin", file=err)
+        return 2
     try:
-        tasks, notes = plan(opts)
+        tasks, notes = plan(opts, add_noqa)
     except ConfigError as exc:
         print(f"flake8-tensorcopy: error: {exc}", file=err)
         return 2
@@ -74,6 +82,12 @@ def run_check(opts: Options, out: Optional[TextIO] = None, err: Optional[TextIO]
         for note in report.notes:
             print(f"{shown(report.path)}: {note}", file=err)
     out.write(render(opts.format, items, errors, len(tasks), show_source=opts.show_source))
+    if statistics and opts.format == "text":
+        out.write(code_counts(items))
+    if add_noqa:
+        files = sum(r.added > 0 for r in reports)
+        print(f"flake8-tensorcopy: added or extended {sum(r.added for r in reports)} noqa comment(s) in {files} "
+              f"file(s)", file=err)
     if not opts.quiet:
         print(summary(len(tasks), items, errors, time.perf_counter() - started), file=err)
         if not tasks:
@@ -83,18 +97,21 @@ def run_check(opts: Options, out: Optional[TextIO] = None, err: Optional[TextIO]
     return 2 if errors else 1 if items else 0
 
 
-def plan(opts: Options) -> tuple[list[Task], list[FileReport]]:
+def plan(opts: Options, add_noqa: bool = False) -> tuple[list[Task], list[FileReport]]:
     """The files to check and the rules for each, from the options and the configuration; and a report
     for each folder that could not be listed or symlink that was skipped."""
-    chosen = selection(opts)
+    for_file = PerFile(opts)
     stdin = sys.stdin.buffer.read() if "-" in opts.paths else None
-    found = discover(opts.paths, chosen.excludes)
-    folder = cache.folder_for(chosen.project) if opts.cache else None
+    found = discover(opts.paths, for_file.base.excludes, opts.force_exclude)
+    folder = cache.folder_for(for_file.base.project) if opts.cache and not add_noqa else None
     tasks = []
     for path in found.files:
+        if for_file.excluded(path):
+            continue
         display = (opts.stdin_filename or "stdin") if path == "-" else path
+        chosen = for_file(path)
         tasks.append(Task(path, display, chosen.codes_for(display), chosen.tensor_functions,
-                          stdin if path == "-" else None, folder if path != "-" else None))
+                          stdin if path == "-" else None, folder if path != "-" else None, add_noqa))
     notes = [FileReport(path, errors=[why]) for path, why in found.errors]
     notes += [FileReport(path, notes=[why]) for path, why in found.skipped]
     return tasks, notes
@@ -150,6 +167,9 @@ def analyse_file(task: Task, data: bytes) -> FileReport:
         doc = read_document(data.decode("utf-8-sig") if notebook else fileio.decode(data).text, task.display)
         report.cell_errors = doc.cells.errors if doc.cells else []
         linted = lint(doc, [BY_CODE[c] for c in task.codes], task.tensor_functions)
+        if task.add_noqa and linted.findings:
+            report.added = write_noqa(task.path, data, doc, [(f.line, f.code) for f in linted.findings])
+            linted.items = []
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError, AnalysisError, NotebookError,
             fileio.FileError) as exc:
         report.errors.append(_describe(exc, doc.cells if doc else None))
@@ -160,6 +180,26 @@ def analyse_file(task: Task, data: bytes) -> FileReport:
     report.items = linted.items
     report.errors.extend(f"internal error: {e}" for e in linted.errors)
     return report
+
+
+def write_noqa(path: str, data: bytes, doc: Document, findings: list[tuple[int, str]]) -> int:
+    """Add a noqa comment for each finding to the file (atomically, its encoding kept); how many changed."""
+    program, changed = add_comments(doc.program, findings)
+    if changed:
+        text = doc.cells.with_program(program) if doc.cells else program
+        src = fileio.decode(data)
+        with fileio.interrupts_deferred():
+            fileio.replace(path, data, src.encode(text))
+    return changed
+
+
+def code_counts(items: Sequence[Item]) -> str:
+    """flake8's --statistics: a count, the code and the first message of that code, per code."""
+    first = {}
+    for item in items:
+        first.setdefault(item.code, item.message)
+    counts = Counter(i.code for i in items)
+    return "".join(f"{counts[code]:<5} {code} {first[code]}\n" for code in sorted(counts))
 
 
 def summary(files: int, items: Sequence[Item], errors: Sequence, seconds: float) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 import sys
 from dataclasses import asdict, dataclass, field
 from typing import Iterator, Optional
@@ -19,14 +18,14 @@ from ..config.discovery import discover
 from ..engine.core import AnalysisError
 from ..fix.fixer import FixError, allowed, fix_source
 from .formats import render, text_line
-from ..text import shown
+from ..text import shown, split_keeping_ends
 from ..rules.model import Finding
 from ..pipeline.lint import Document, Item, lines_of, to_item
 from ..sources.document import read_document
 from ..sources.notebook import NotebookError, cell_ends
 from .pool import parallel_map
 from ..rules import BY_CODE
-from ..config.settings import Options, selection
+from ..config.settings import Options, PerFile
 
 
 @dataclass
@@ -66,7 +65,7 @@ def cmd_fix(args) -> int:
         return 2
     opts = Options.from_args(args)
     try:  # the same configuration as `check`: [tool.flake8-tensorcopy] under the command-line options
-        chosen = selection(opts)
+        for_file = PerFile(opts)
     except ConfigError as exc:
         print(f"fix: {exc}", file=sys.stderr)
         return 2
@@ -75,11 +74,14 @@ def cmd_fix(args) -> int:
     left: list[Item] = []  # with --format other than text: the findings left, printed at the end
     errors: list[tuple[str, str]] = []
     try:
-        for report in _reports(args, opts, chosen):
+        for report in _reports(args, opts, for_file):
             status = max(status, _handle(report, args, out, counts))
             left += report.remaining
             errors += [(report.display, e) for e in [report.error, *report.rule_errors] if e]
             errors += [(report.display, f"cell {c}: {m}") for c, m in report.cell_errors]
+    except ConfigError as exc:  # a nested pyproject.toml's table, met on the way
+        print(f"fix: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"fix: interrupted; {counts['files']} file(s) written are fully fixed, the others untouched",
               file=sys.stderr)
@@ -90,20 +92,21 @@ def cmd_fix(args) -> int:
     return status
 
 
-def _reports(args, opts: Options, chosen) -> Iterator[Report]:
-    """One report per file, in path order (as `check` finds them)."""
-    functions, preview = chosen.tensor_functions, args.diff or args.check
+def _reports(args, opts: Options, for_file: PerFile) -> Iterator[Report]:
+    """One report per file, in path order (as `check` finds them), each under its own configuration."""
+    preview = args.diff or args.check
     if args.paths == ["-"]:
-        name = args.stdin_filename or "-"
+        name, chosen = args.stdin_filename or "-", for_file.base
         yield _work(Job(name, "-", chosen.codes_for(name), args.unsafe_fixes, preview, sys.stdin.buffer.read(),
-                        functions))
+                        chosen.tensor_functions))
         return
-    found = discover(opts.paths, chosen.excludes)
+    found = discover(opts.paths, for_file.base.excludes, opts.force_exclude)
+    files = [(path, for_file(path)) for path in found.files if not for_file.excluded(path)]
     yield from (Report(path, path, skipped=why) for path, why in found.skipped)
     yield from (Report(path, path, error=why) for path, why in found.errors)
-    folder = cache.folder_for(chosen.project) if opts.cache and args.diff else None
-    jobs = [Job(path, path, chosen.codes_for(path), args.unsafe_fixes, preview, None, functions, folder)
-            for path in found.files]
+    folder = cache.folder_for(for_file.base.project) if opts.cache and args.diff else None
+    jobs = [Job(path, path, chosen.codes_for(path), args.unsafe_fixes, preview, None, chosen.tensor_functions, folder)
+            for path, chosen in files]
     workers = min(args.jobs or os.cpu_count() or 1, len(jobs))
     if workers <= 1:
         yield from map(_work, jobs)
@@ -238,17 +241,12 @@ def _summary(args, counts, out) -> None:
     line = f"{counts['fixed']} finding(s) {verb}, {counts['remaining']} remaining"
     if counts["hidden"]:
         line += f" ({counts['hidden']} with an unsafe fix: --unsafe-fixes)"
-    print(line, file=sys.stderr if args.diff or args.format != "text" else out)
+    print(line, file=sys.stderr)  # stdout carries only findings, diffs or the fixed text
 
 
 def unified_diff(before: str, after: str, name: str) -> str:
     """A unified diff that marks a missing newline at the end of either side, as `diff` does."""
     lines = []
-    for line in difflib.unified_diff(_lines(before), _lines(after), name, name):
+    for line in difflib.unified_diff(split_keeping_ends(before), split_keeping_ends(after), name, name):
         lines.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
     return "".join(lines)
-
-
-def _lines(text: str) -> list[str]:
-    """Lines with their ends, split only where Python's tokenizer splits."""
-    return [line for line in re.split(r"(?<=\n)|(?<=\r)(?!\n)", text) if line]

@@ -16,6 +16,7 @@ from ..adapters.flake8_plugin import DIAGNOSTIC, NOT_A_RULE
 from ..rules import BY_CODE, RULES
 from ..config.settings import Options
 from ..engine import collector
+from ..text import shown
 
 
 FIX_DESCRIPTION = """Rewrite files with the findings' fixes, or show (--diff) / test (--check) them.
@@ -33,7 +34,29 @@ def comma_list(text: str) -> list[str]:
 
 
 def cmd_check(args) -> int:
-    return run_check(Options.from_args(args))
+    if args.show_settings:
+        return show_settings(Options.from_args(args))
+    status = run_check(Options.from_args(args), statistics=args.statistics, add_noqa=args.add_noqa)
+    return 0 if args.exit_zero and status == 1 else status
+
+
+def show_settings(opts: Options) -> int:
+    """Each path's configuration source, selected codes and tensor functions, as check would use them."""
+    from ..config.pyproject import ConfigError
+    from ..config.settings import PerFile
+
+    try:
+        for_file = PerFile(opts)
+        for path in opts.paths:
+            chosen = for_file(path)
+            source = shown(chosen.source) if chosen.source else "defaults (none found)"
+            print(f"{shown(path)}:\n  configuration: {source}"
+                  f"\n  codes: {', '.join(chosen.codes_for(path)) or '(none)'}"
+                  f"\n  tensor-functions: {', '.join(chosen.tensor_functions) or '(none)'}")
+    except ConfigError as exc:
+        print(f"flake8-tensorcopy: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def cmd_fix(args) -> int:
@@ -43,7 +66,7 @@ def cmd_fix(args) -> int:
 
 
 def cmd_explain(args) -> int:
-    rule = BY_CODE.get(args.code.upper())
+    rule = BY_CODE.get(args.code.upper()) or next((r for r in RULES if r.name == args.code.lower()), None)
     if args.code.upper() == DIAGNOSTIC:
         print(NOT_A_RULE)
         return 0
@@ -95,6 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="report findings", description="Report findings; exit 1 when "
                            "anything is reported, 0 when clean, 2 on errors.")
     add_common(check)
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported")
+    check.add_argument("--add-noqa", action="store_true", help="add a `# noqa: CODE` comment for each finding "
+                       "(adopting the linter on a large codebase: new code is checked, old findings kept for later)")
+    check.add_argument("--show-settings", action="store_true", help="print each path's configuration source, "
+                       "selected codes and tensor functions, and check nothing")
+    check.add_argument("--statistics", action="store_true", help="print how many findings each code has")
     check.set_defaults(func=cmd_check)
     fix = sub.add_parser("fix", help="apply the fixes (safe ones; unsafe with --unsafe-fixes)",
                          description=FIX_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -105,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change behaviour")
     fix.set_defaults(func=cmd_fix)
     explain = sub.add_parser("explain", help="print a rule's documentation")
-    explain.add_argument("code")
+    explain.add_argument("code", help="a rule's code (TEN201) or name (as `rules` lists them)")
     explain.set_defaults(func=cmd_explain)
     cache = sub.add_parser("cache", help="manage the cache of findings")
     cache.add_argument("action", choices=("clean",), help="clean: remove the cache folder")
@@ -133,6 +162,8 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-j", "--jobs", type=job_count, default=0, help="processes, 1 or more (default: all cores)")
     parser.add_argument("--format", choices=FORMATS, default="text", help="how findings are printed")
     parser.add_argument("--show-source", action="store_true", help="print the line and a caret")
+    parser.add_argument("--force-exclude", action="store_true", help="apply the excludes to files named inside "
+                        "excluded folders too (for pre-commit, which names every file)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary line and no notes")
     parser.add_argument("--no-cache", dest="cache", action="store_false",
                         help=f"neither read nor write the cache ({FOLDER}/ beside pyproject.toml)")

@@ -3,8 +3,10 @@
 Walking a folder skips the default folders (`DEFAULT_EXCLUDES`), virtual environments (any folder with a
 `pyvenv.cfg`), and what the project's `.gitignore` files say (those of the walked folders and of their
 parents up to the repository root). A symlink met in the walk is followed only to a file inside the
-walked folder (one outside is skipped, with a note); every real file is read once. The excludes (not
-.gitignore) also apply to files named on the command line, as in flake8, from the current folder down.
+walked folder (one outside is skipped, with a note); every real file is read once. A path named on the
+command line, file or folder, is skipped only when an exclude (not .gitignore) matches the path itself, as
+flake8 decides: a file named inside an excluded folder is checked. `force` (Ruff's --force-exclude, for
+pre-commit, which names every file) also skips a named path inside an excluded folder.
 """
 from __future__ import annotations
 
@@ -36,15 +38,19 @@ def default_excludes() -> list[Pattern]:
     return compile_patterns([name + "/" for name in DEFAULT_EXCLUDES], os.sep)
 
 
-def discover(paths: Sequence[str], excludes: Sequence[Pattern]) -> Found:
+def discover(paths: Sequence[str], excludes: Sequence[Pattern], force: bool = False) -> Found:
     """The files to read, sorted, each real file once. A path that does not exist is kept, so reading it
     reports the error instead of silently skipping it."""
     found, candidates = Found(), {}  # candidates: path -> real path
     for path in paths:
         if path != "-" and os.path.isdir(path):
+            rel = os.path.relpath(os.path.abspath(path), os.getcwd())
+            inside = rel not in (os.curdir, os.pardir) and not rel.startswith(os.pardir + os.sep)  # not . or above
+            if inside and excluded_named(path, excludes, is_dir=True, parents=force):
+                continue
             walk = _Walk(path, os.path.realpath(path), candidates, found)
             walk.folder(path, walk.inside, list(excludes) + _parent_gitignores(path))
-        elif path == "-" or not os.path.exists(path) or not excluded_named(path, excludes):
+        elif path == "-" or not os.path.exists(path) or not excluded_named(path, excludes, parents=force):
             candidates[path if path == "-" else os.path.normpath(path)] = path if path == "-" else None
     seen = set()
     for path in sorted(candidates):
@@ -98,15 +104,15 @@ def _within(path: str, folder: str) -> bool:
     return os.path.commonpath([path, folder]) == folder
 
 
-def excluded_named(path: str, patterns: Sequence[Pattern]) -> bool:
-    """A named file is excluded when it, or a folder between the current folder and it, is."""
+def excluded_named(path: str, patterns: Sequence[Pattern], is_dir: bool = False, parents: bool = True) -> bool:
+    """A named path is excluded when it, or (`parents`) a folder between the current folder and it, is."""
     path = os.path.abspath(path)
     rel = os.path.relpath(path, os.getcwd())
-    parts = rel.split(os.sep)[:-1] if not rel.startswith("..") else []
+    parts = rel.split(os.sep)[:-1] if parents and not rel.startswith("..") else []
     for i in range(1, len(parts) + 1):
         if excluded(os.path.join(os.getcwd(), *parts[:i]), True, patterns):
             return True
-    return excluded(path, False, patterns)
+    return excluded(path, is_dir, patterns)
 
 
 def _gitignore(folder: str) -> list[Pattern]:

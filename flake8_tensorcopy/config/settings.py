@@ -4,11 +4,11 @@ command line's options over the nearest `[tool.flake8-tensorcopy]` table (read a
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Optional, Sequence
 
-from .pyproject import Config, load_config, load_config_file, validate_codes
-from .discovery import default_excludes
+from .pyproject import Config, find_pyproject, load_config, load_config_file, validate_codes
+from .discovery import default_excludes, excluded_named
 from ..engine.core import select_rules
 from .gitignore import Pattern, compile_patterns, matches
 
@@ -31,6 +31,7 @@ class Options:
     show_source: bool = False
     quiet: bool = False
     cache: bool = False  # keep findings in the cache folder (the command line's default; --no-cache)
+    force_exclude: bool = False  # the excludes apply to named paths inside excluded folders too
 
     @classmethod
     def from_args(cls, args) -> "Options":
@@ -50,6 +51,7 @@ class Selection:
     per_file: list[tuple[list[Pattern], tuple[str, ...]]]
     tensor_functions: tuple[str, ...]
     project: Optional[str] = None  # the folder of the pyproject.toml the configuration came from
+    source: Optional[str] = None  # the pyproject.toml it came from; None: the defaults
 
     def codes_for(self, display: str) -> tuple[str, ...]:
         """The rule codes that apply to one file (per-file-ignores included)."""
@@ -74,7 +76,36 @@ def selection(opts: Options) -> Selection:
     per_file = [(compile_patterns([pattern], config.root), codes) for pattern, codes in config.per_file_ignores]
     tensor_functions = tuple(dict.fromkeys(tuple(config.tensor_functions) + tuple(opts.tensor_functions)))
     project = os.path.dirname(config.path) if config.path else None
-    return Selection(select, ignore, extend, excludes, per_file, tensor_functions, project)
+    return Selection(select, ignore, extend, excludes, per_file, tensor_functions, project, config.path)
+
+
+class PerFile:
+    """Each file's selection, Ruff's way: the nearest `[tool.flake8-tensorcopy]` above the file (its
+    patterns relative to that pyproject.toml) under the command-line options; with `--config`, that one
+    for every file. `base` is the selection of the paths given (it finds the files). ConfigError when a
+    table is wrong."""
+
+    def __init__(self, opts: Options):
+        self.opts = opts
+        self.base = selection(opts)
+        self._nearest: dict[str, Optional[str]] = {}  # folder -> its nearest pyproject.toml with a table
+        self._chosen: dict[Optional[str], Selection] = {self.base.source: self.base}
+
+    def __call__(self, path: str) -> Selection:
+        if self.opts.config or path == "-":
+            return self.base
+        folder = os.path.dirname(os.path.abspath(path))
+        if folder not in self._nearest:
+            self._nearest[folder] = find_pyproject(folder)
+        source = self._nearest[folder]
+        if source not in self._chosen:
+            self._chosen[source] = selection(replace(self.opts, paths=[path]))
+        return self._chosen[source]
+
+    def excluded(self, path: str) -> bool:
+        """A file found under the paths given that its own configuration excludes."""
+        chosen = self(path)
+        return chosen is not self.base and excluded_named(path, chosen.excludes)
 
 
 def configuration(paths: Sequence[str], stdin_filename: Optional[str] = None, path: Optional[str] = None) -> Config:

@@ -1,22 +1,129 @@
-"""`# noqa` comments, read as flake8 reads them."""
+"""`# noqa` comments, read exactly as flake8 reads them, for every front end.
+
+flake8's own patterns when flake8 is importable (an identical copy otherwise): `# noqa` (bare, one
+space, any case), `# noqa:CODES` (codes `[A-Z]+[0-9]+`, matched by prefix and case-sensitively: `ten101`
+names nothing and suppresses nothing), and a file-level `# flake8: noqa` on a line of its own (with
+codes after it too: flake8 skips the whole file either way). A comment on any physical line of a
+logical line that spans lines without a bracket's line break (a multi-line string, a backslash) covers
+all of them, as flake8's `_noqa_line_mapping` maps them."""
 from __future__ import annotations
 
+import io
 import re
-from typing import Sequence
+import tokenize
+from functools import cached_property
+from typing import Iterable, Optional, Sequence
 
-from ..rules.model import Finding
+from ..text import split_keeping_ends
 
-NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE)
+try:
+    from flake8.defaults import NOQA_FILE, NOQA_INLINE_REGEXP as NOQA_INLINE
+except ImportError:  # pragma: no cover - flake8 is a dependency; the copy is compared in the tests
+    NOQA_INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
+    NOQA_FILE = re.compile(r"\s*# flake8[:=]\s*noqa", re.I)
+
+CODE_SEPARATOR = re.compile(r"[,\s]")  # flake8.utils.COMMA_SEPARATED_LIST_RE
 
 
-def suppressed(finding: Finding, lines: Sequence[str]) -> bool:
-    """flake8's `# noqa` semantics on the reported line: bare noqa, or a code list matched by prefix."""
-    if not 0 < finding.line <= len(lines):
+def file_ignored(lines: Sequence[str]) -> bool:
+    """`# flake8: noqa` on a line of its own: flake8 reports nothing for the file."""
+    return any(NOQA_FILE.match(line) for line in lines)
+
+
+def codes_of(match: re.Match) -> Optional[list[str]]:
+    """The codes a noqa comment names, as flake8 splits them; None for a bare `# noqa`."""
+    text = match.group("codes")
+    return None if text is None else [c.strip() for c in CODE_SEPARATOR.split(text) if c.strip()]
+
+
+def suppresses(text: str, code: str) -> bool:
+    """Whether the noqa text of a line (see `logical_texts`) suppresses `code`."""
+    match = NOQA_INLINE.search(text)
+    if match is None:
         return False
-    match = NOQA.search(lines[finding.line - 1])
-    if not match:
-        return False
-    codes = match.group("codes")
-    if not codes:
-        return True
-    return any(finding.code.startswith(c.strip().upper()) for c in re.split(r"[,\s]+", codes) if c.strip())
+    codes = codes_of(match)
+    return codes is None or code.startswith(tuple(codes))
+
+
+def logical_ranges(program: str) -> Optional[list[range]]:
+    """The physical-line ranges flake8 reads one noqa text from (its `_noqa_line_mapping`), or None when
+    the program does not tokenize (flake8 then reads each line alone)."""
+    ranges, low, high = [], None, -1
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(program).readline):
+            if tok.type in (tokenize.ENDMARKER, tokenize.DEDENT):
+                continue
+            low = tok.start[0] if low is None else min(low, tok.start[0])
+            high = max(high, tok.end[0])
+            if tok.type in (tokenize.NL, tokenize.NEWLINE):
+                ranges.append(range(low, high + 1))
+                low, high = None, -1
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return ranges
+
+
+class Noqa:
+    """The suppressions of one document: `program` is what is tokenized, `lines` the text each line's
+    comment is read from (a notebook's cells; the program's own lines otherwise)."""
+
+    def __init__(self, program: str, lines: Sequence[str]):
+        self.program = program
+        self.lines = lines
+        self.whole_file = file_ignored(lines)
+        self.any_inline = any("noqa" in line.lower() for line in lines)  # else no line needs tokenizing
+
+    @cached_property
+    def spans(self) -> dict[int, range]:
+        """Each physical line's logical-line range (lines flake8 could not map are left out)."""
+        return {n: span for span in logical_ranges(self.program) or () for n in span}
+
+    def span(self, line: int) -> range:
+        """The physical lines whose comments cover a finding on `line`."""
+        return self.spans.get(line, range(line, line + 1))
+
+    def text_for(self, line: int) -> str:
+        """The text flake8 searches for a noqa comment for a finding on `line`."""
+        return "\n".join(self.lines[n - 1] for n in self.span(line) if 0 < n <= len(self.lines))
+
+    def suppressed(self, line: int, code: str) -> bool:
+        return self.whole_file or (self.any_inline and suppresses(self.text_for(line), code))
+
+
+def with_codes(line: str, codes: Sequence[str]) -> str:
+    """`line` (without its end) with `codes` added to its noqa comment, or a new `# noqa: CODES` after it."""
+    match = NOQA_INLINE.search(line)
+    if match is None:
+        return line.rstrip(" \t") + "  # noqa: " + ",".join(codes)
+    named = codes_of(match)
+    if named is None:
+        return line  # a bare noqa already suppresses every code
+    more = [c for c in codes if not c.startswith(tuple(named))]
+    if not more:
+        return line
+    end = match.start("codes") + len(match.group("codes").rstrip(", \t"))
+    return f"{line[:end]},{','.join(more)}{line[end:]}"
+
+
+def add_comments(program: str, findings: Iterable[tuple[int, str]]) -> tuple[str, int]:
+    """`program` with a noqa comment for each (line, code), on the line of the finding's logical line that
+    flake8 reads it from: the last (a comment there is after any multi-line string), or one that holds a
+    noqa already, extended. Returns the text and how many lines changed."""
+    lines = split_keeping_ends(program)
+    comments = Noqa(program, [line.rstrip("\r\n") for line in lines])
+    wanted: dict[int, list[str]] = {}
+    for line, code in findings:
+        span = comments.span(line)
+        target = next((n for n in span if NOQA_INLINE.search(comments.lines[n - 1])), span[-1])
+        if code not in wanted.setdefault(target, []):
+            wanted[target].append(code)
+    changed = 0
+    for target, codes in wanted.items():
+        if not 0 < target <= len(lines):
+            continue
+        body = comments.lines[target - 1]
+        new = with_codes(body, sorted(codes))
+        if new != body:
+            lines[target - 1] = new + lines[target - 1][len(body):]
+            changed += 1
+    return "".join(lines), changed

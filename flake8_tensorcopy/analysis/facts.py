@@ -185,7 +185,7 @@ class FileFacts:
         class that holds none of them is bound but not walked (no rule could fire inside it)."""
         self.tree = tree
         self._hot = hot_lines
-        self.source = source
+        self.source = python_line_ends(source)
         self.aliases: dict[str, str] = {}
         self.training_loops: set[int] = set()
         self.no_grad_loops: set[int] = set()  # ids of `for` loops that run under no_grad / inference_mode
@@ -716,6 +716,12 @@ def lines_of(pattern: re.Pattern, source: str) -> list[tuple[int, str]]:
         last = m.start()
         found.append((line, m.group(1) if pattern.groups else m.group()))
     return found
+
+
+def python_line_ends(source: str) -> str:
+    """`source` with every line end (\\r\\n, a lone \\r) written \\n, as Python's tokenizer reads it: line and
+    column numbers stay the same, and a count of \\n over the text gives lines whatever the file's line ends."""
+    return source.replace("\r\n", "\n").replace("\r", "\n") if "\r" in source else source
 
 
 def physical_lines(source: str) -> list[str]:

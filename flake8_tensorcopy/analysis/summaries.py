@@ -393,7 +393,7 @@ def call_sites(fn: ast.AST, ctx, escaped: bool = False) -> list:
     facts = ctx.facts
     key = ("call-sites", id(fn), escaped)
     if key not in facts.memo:
-        only_its_def = "\r" not in facts.source and _word_lines(facts, fn.name) == [fn.lineno]
+        only_its_def = _word_lines(facts, fn.name) == [fn.lineno]
         calls, used = ([], False) if only_its_def else _uses(facts, fn.name)
         sites = []
         for call, owner in calls if escaped or not used else ():
@@ -437,9 +437,7 @@ def _uses(facts, name: str, modules: bool = False) -> tuple[list, bool]:
 def statements_mentioning(facts, name: str) -> list:
     """(statement, enclosing def or None) for the module's and classes' statements whose lines hold the
     word `name`, found by bisection; a class's own statements are looked into, a def is taken whole."""
-    lines = _word_lines(facts, name) if "\r" not in facts.source else None
-    if lines is None:
-        return [(n, None) for n in facts.tree.body]
+    lines = _word_lines(facts, name)
     found: dict[int, tuple] = {}
     for line in lines:
         body = facts.tree.body

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
 from ..rules.context import Context
-from ..analysis.facts import FileFacts
+from ..analysis.facts import FileFacts, python_line_ends
 from ..rules.model import Finding, RuleSpec
 from .partial import parse_partial
 from ..rules import RULES
@@ -50,8 +50,7 @@ def could_fire(source: str, rules: Sequence[RuleSpec]) -> list[RuleSpec]:
 def match_lines(source: str, rules: Sequence[RuleSpec]) -> Optional[list[int]]:
     """Sorted line numbers where the rules' HOT texts (default: TRIGGER) start, or None when the whole
     file must be looked at (an empty match is a file-level condition, not a place)."""
-    if "\r" in source:
-        return None  # lone CR line ends: counting "\n" would misplace lines; rare, look at it all
+    source = python_line_ends(source)
     matches = [m for r in rules for m in (r.hot or r.trigger).finditer(source)]
     if any(m.start() == m.end() for m in matches):
         return None
@@ -90,6 +89,7 @@ def partial_tree(source: str, rules: Sequence[RuleSpec]) -> Optional[ast.Module]
     """The tree with the defs that hold no trigger text of `rules` stubbed (partial.py), or None where
     that could change a finding: a rule that reads other defs (WHOLE_FILE), trigger text outside
     functions (a module-level import's names can be called anywhere)."""
+    source = python_line_ends(source)
     active = could_fire(source, rules)
     found = match_lines(source, active)
     if not active or found is None or any(r.whole_file for r in active):
@@ -110,7 +110,10 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
             tree: Optional[ast.Module] = None, tensor_functions: Iterable[str] = ()) -> Result:
     """Findings for one file's source text. Raises AnalysisError for a file that cannot be parsed.
 
-    `tensor_functions`: extra names of functions that return tensors (the `tensor-functions` option)."""
+    `tensor_functions`: extra names of functions that return tensors (the `tensor-functions` option).
+    Line ends are read as Python reads them (\\r\\n and a lone \\r as \\n), once, here: every rule and count
+    of lines sees one text whatever the file's line ends, at the same positions."""
+    source = python_line_ends(source)
     active = could_fire(source, rules)
     if not active:
         return Result()

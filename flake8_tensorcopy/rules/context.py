@@ -27,6 +27,9 @@ class Context:
     def attached(self, expr: ast.AST, pos=None) -> bool:
         return evidence.attached(expr, self, pos)
 
+    def non_leaf(self, expr: ast.AST, pos=None) -> bool:
+        return evidence.non_leaf(expr, self, pos)
+
     def qualname(self, expr: ast.AST) -> Optional[str]:
         return self.facts.qualname(expr)
 

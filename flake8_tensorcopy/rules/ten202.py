@@ -48,7 +48,6 @@ import ast
 
 from ..analysis.evidence import LIKELY_TENSOR, TENSOR
 from .model import FixSafety
-from .edits import one_line
 from .edits import as_receiver, detached_clone
 
 CODE = "TEN202"
@@ -70,4 +69,4 @@ def check(node: ast.Call, ctx):
         return
     text = as_receiver(ctx.text(arg), arg)
     fix = ctx.replace(node, detached_clone(ctx.text(arg), arg), FIX)
-    yield ctx.finding(node, fix, arg=one_line(ctx.text(arg)), recv=one_line(text))
+    yield ctx.finding(node, fix, arg=ctx.text(arg), recv=text)

@@ -77,7 +77,6 @@ from ..analysis import names, project, summaries
 from ..analysis.evidence import MODULE
 from ..analysis.facts import Bind, base_name, dotted, end_of, pos_of, walk
 from .model import FixSafety
-from .edits import one_line
 
 CODE = "TEN301"
 NAME = "state-dict-snapshot-aliased"
@@ -120,7 +119,7 @@ def check(node, ctx):
         use = f"{deepcopy or 'copy.deepcopy'}({source})"
         imports = ("copy",) if deepcopy == "copy.deepcopy" else ()
         fix = ctx.replace(value, use, FIX, imports=imports) if deepcopy else None
-    yield ctx.finding(value, fix, target=key, what=one_line(what), why=why, use=one_line(use))
+    yield ctx.finding(value, fix, target=key, what=what, why=why, use=use)
 
 
 def _deepcopy_spelling(ctx):

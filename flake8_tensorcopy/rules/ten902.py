@@ -63,7 +63,7 @@ def check(node, ctx):
         recv = clone.func.value
         detach_first = before_method(ctx, clone.func, "detach().")
     fix = Fix((detach_first, _drop_detach(node, clone, ctx)), FIX)
-    yield ctx.finding(node, fix, recv=as_receiver(" ".join(ctx.text(recv).split()), recv))
+    yield ctx.finding(node, fix, recv=as_receiver(ctx.text(recv), recv))
 
 
 def _drop_detach(node, clone, ctx) -> Edit:

@@ -11,6 +11,7 @@ is parsed once per process (keyed by path, size and modification time).
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import io
 import os
@@ -30,6 +31,22 @@ _parsed: dict[tuple, Optional[FileFacts]] = {}  # (path, size, mtime) -> its fac
 _listed: dict[str, tuple] = {}  # package root -> ((folder, mtime) ..., its modules)
 _read: dict[tuple, Optional[bytes]] = {}  # (path, size, mtime) -> the module's bytes
 _homes: dict[int, FileFacts] = {}  # id of a def found in a neighbour -> that neighbour's facts
+_open: dict[str, FileFacts] = {}  # absolute path -> the facts of the text under analysis, which is that module
+
+
+@contextlib.contextmanager
+def analysing(facts: FileFacts):
+    """While `facts` is analysed, its text is the module at its path for every neighbour that imports it: an
+    editor's unsaved buffer (sent over stdin) is one source of truth with itself, never matched against the
+    saved file of the same name, whose lines differ."""
+    path = None if facts.path in (None, *STDIN_NAMES) else os.path.abspath(facts.path)
+    if path is not None:
+        _open[path] = facts
+    try:
+        yield
+    finally:
+        if path is not None and _open.get(path) is facts:
+            del _open[path]
 
 
 def imported_def(facts: FileFacts, node: ast.ImportFrom, name: str) -> Optional[ast.AST]:
@@ -255,6 +272,8 @@ def _version(file: str) -> Optional[tuple]:
 
 
 def _facts_of(file: str) -> Optional[FileFacts]:
+    if file in _open:
+        return _open[file]
     key = _version(file)
     if key is None:
         return None

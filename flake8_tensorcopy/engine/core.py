@@ -10,6 +10,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
+from ..analysis import project
 from ..rules.context import Context
 from ..analysis.facts import FileFacts, python_line_ends
 from ..rules.model import Finding, RuleSpec
@@ -128,6 +129,14 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
     facts.tensor_functions = frozenset(tensor_functions)
     facts.path = filename
     result = Result(parsed=True)
+    with project.analysing(facts):  # neighbours that import this file read this text, not the saved file
+        _run_rules(facts, by_type, result)
+    result.findings.sort(key=lambda f: (f.line, f.col, f.code))
+    return result
+
+
+def _run_rules(facts: FileFacts, by_type: dict, result: Result) -> None:
+    """Each rule on each node it looks at; findings (once per place and code) and failures into `result`."""
     seen = set()
     for node, frame in facts.nodes:
         for rule in by_type.get(type(node), ()):
@@ -144,8 +153,6 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[RuleSpec] = 
                 if key not in seen:
                     seen.add(key)
                     result.findings.append(f)
-    result.findings.sort(key=lambda f: (f.line, f.col, f.code))
-    return result
 
 
 def parse(source: str, filename: str) -> ast.Module:

@@ -305,6 +305,7 @@ def test_an_unsaved_buffer_is_matched_against_itself_not_the_saved_file(tmp_path
     buffer = "# two lines the editor added\n\n" + textwrap.dedent(CONVERT)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "TEN204", "--stdin-display-name",
-                             "pkg/convert.py", "-"], cwd=tmp_path, env=env, capture_output=True, text=True, input=buffer)
+                             "pkg/convert.py", "-"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            input=buffer)
     check = run_cli("check", "-q", "--stdin-filename", "pkg/convert.py", "-", cwd=tmp_path, stdin=buffer)
     assert reported(flake8.stdout) == reported(check.stdout) == [("pkg/convert.py", "8:12", "TEN204")]

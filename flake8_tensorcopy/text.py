@@ -1,5 +1,6 @@
-"""Text as output shows it (file names quoted when they could forge a line or drive a terminal), and lines
-as Python counts them."""
+"""Text as output shows it: messages as one printable line, file names quoted when they could forge a line
+or drive a terminal, and lines as Python counts them. Every message goes through here (rules/context.py).
+"""
 from __future__ import annotations
 
 import re
@@ -33,3 +34,29 @@ def split_lines(text: str) -> list[str]:
 def split_keeping_ends(text: str) -> list[str]:
     """Lines with their ends, split only where Python's tokenizer splits."""
     return [line for line in re.split(r"(?<=\n)|(?<=\r)(?!\n)", text) if line]
+
+
+MAX_QUOTED = 80  # characters of source code a message quotes; longer code loses its middle to "..."
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0 controls, DEL, C1 controls: what drives a terminal
+
+
+def one_line(code: str, limit: int = MAX_QUOTED) -> str:
+    """Source code as a message quotes it: each run of whitespace (line breaks too) becomes one space, and
+    past `limit` characters the middle gives way to "..." (the start and the end say most)."""
+    text = " ".join(code.split())
+    if len(text) <= limit:
+        return text
+    head = (limit - 3) * 2 // 3
+    return text[:head] + "..." + text[len(text) - (limit - 3 - head):]
+
+
+def printable(text: str) -> str:
+    """`text` as one line of printable characters: whitespace runs (line breaks, line separators) become
+    one space, and every other control character a C escape (`\\x1b`)."""
+    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", " ".join(text.split()))
+
+
+def python_line_ends(source: str) -> str:
+    """`source` with every line end (\\r\\n, a lone \\r) written \\n, as Python's tokenizer reads it: line and
+    column numbers stay the same, and a count of \\n over the text gives lines whatever the file's line ends."""
+    return source.replace("\r\n", "\n").replace("\r", "\n") if "\r" in source else source

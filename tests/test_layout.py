@@ -1,6 +1,7 @@
 """Each folder of the package is a layer, and imports point down only: every kind of import counts (at
 module level, inside a function, under `if TYPE_CHECKING:`), and no chain of imports closes a cycle."""
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,12 @@ def test_the_checks_fail_on_an_upward_import_and_a_cycle():
              "rules.context": set()}
     assert upward(edges) == ["analysis.facts -> rules.context"]
     assert cycles(edges) == [["analysis.facts", "analysis.flow"]]
+
+
+def test_the_analysis_asks_only_a_position():
+    """Questions to the analysis carry a position (facts, frame, point), never the rule's Context: no module of
+    analysis/ asks a question's `ctx` for anything else (its kind, text, finding, spec)."""
+    other = re.compile(r"\bctx\.(?!(?:facts|frame|pos)\b)\w+")
+    found = [f"{p.name}:{n}" for p in sorted((PACKAGE / "analysis").glob("*.py"))
+             for n, line in enumerate(p.read_text().splitlines(), 1) if other.search(line)]
+    assert found == []

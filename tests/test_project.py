@@ -303,3 +303,18 @@ def test_the_message_names_the_call_that_passes_the_tensor(tmp_path):
     found = engine.analyse(path.read_text(), str(path), [r for r in engine.RULES if r.code == "TEN204"]).findings
     assert [f.fix for f in found] == [None]  # other callers may pass lists
     assert "tensor 'values' (the call at sub/run.py:4 passes one)" in found[0].message
+
+
+@pytest.mark.parametrize("saved", [CONVERT, "import torch\n"], ids=["lines-shifted", "def-not-saved-yet"])
+def test_an_unsaved_buffer_is_matched_against_itself_not_the_saved_file(tmp_path, saved):
+    """An editor sends the buffer over stdin: the package's callers of its def are matched to the buffer, even
+    where the saved file of the same name has the def on other lines, or not at all (issue 26, item 8)."""
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/convert.py": saved, "pkg/run.py": "import torch\n"
+                     "from .convert import to_tensor\n\n\ndef run(x):\n    return to_tensor(torch.ones(3) * x)\n"})
+    buffer = "# two lines the editor added\n\n" + textwrap.dedent(CONVERT)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "TEN204", "--stdin-display-name",
+                             "pkg/convert.py", "-"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            input=buffer)
+    check = run_cli("check", "-q", "--stdin-filename", "pkg/convert.py", "-", cwd=tmp_path, stdin=buffer)
+    assert reported(flake8.stdout) == reported(check.stdout) == [("pkg/convert.py", "8:12", "TEN204")]

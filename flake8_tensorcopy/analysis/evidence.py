@@ -52,6 +52,7 @@ SURE_TENSOR = frozenset({TENSOR, PARAM})
 # they make the receiver likely a tensor, not a proven one.
 LIKELY_TENSOR_METHODS = frozenset({"clone", "detach_"})
 REGISTERS = frozenset({"register_modules", "add_module", "register_module"})
+LEAF_ATTRS = ("weight", "bias", "grad")  # a module's parameters, a gradient: leaves of the graph
 MAX_DEPTH = 100  # a guard for the interpreter's stack; answers are memoised, so cost stays polynomial
 
 
@@ -509,6 +510,42 @@ def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
                 return any(attached(a, ctx, pos, depth + 1) for a in expr.args)
         return False
     return False
+
+
+def made_leaf(value: ast.AST, ctx: "Position") -> bool:
+    """`value` is made as a graph leaf: a factory call given `requires_grad` (`torch.randn(3,
+    requires_grad=True)`), `t.requires_grad_()`, `nn.Parameter(...)`, a module's `.weight` / `.bias`, a `.grad`.
+    It may require grad (be attached), yet no op made it: it has no grad_fn."""
+    if not isinstance(value, ast.Call):
+        return isinstance(value, ast.Attribute) and value.attr in LEAF_ATTRS
+    if any(k.arg == "requires_grad" for k in value.keywords):
+        return True
+    if isinstance(value.func, ast.Attribute) and value.func.attr == "requires_grad_":
+        return True
+    return (ctx.facts.qualname(value.func) or "").endswith("Parameter")
+
+
+@memoised(unknown=False)
+def leaf(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
+    """`expr` is (by the file's evidence) a graph leaf: made as one (`made_leaf`), a name every reaching
+    binding of which binds a leaf, or a call of a def of the file every return of which gives one."""
+    if made_leaf(expr, ctx):
+        return True
+    if isinstance(expr, ast.Name):
+        found = reaching(expr.id, ctx, pos)
+        return bool(found) and all(b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and leaf(b.value, ctx, b.pos, depth + 1)
+                                   for b in found)
+    if isinstance(expr, ast.Call):
+        callee = summaries.callee(expr, ctx, pos)
+        return (isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and summaries.returned(callee, ctx, None, leaf, depth + 1) is True)
+    return False
+
+
+def non_leaf(expr: ast.AST, ctx: "Position", pos=None) -> bool:
+    """`expr` is attached to the autograd graph as the result of an op (it has a grad_fn): `model(x)`, `w * 2`,
+    a view of a leaf that requires grad. Not a leaf made with requires_grad=True, which deepcopy copies."""
+    return attached(expr, ctx, pos) and not leaf(expr, ctx, pos)
 
 
 def _is_module_class(cls: ast.ClassDef, ctx: "Position") -> bool:

@@ -18,6 +18,7 @@ from typing import Callable, Iterator, Optional
 from . import api
 from .bindings import Bind, Binding, Pos, end_of, pos_of
 from .flow import Flow
+from ..text import python_line_ends
 
 MATCH_CASE = getattr(ast, "match_case", ())  # Python 3.10+
 
@@ -156,7 +157,7 @@ class FileFacts:
         class that holds none of them is bound but not walked (no rule could fire inside it)."""
         self.tree = tree
         self._hot = hot_lines
-        self.source = source
+        self.source = python_line_ends(source)
         self.aliases: dict[str, str] = {}
         self.training_loops: set[int] = set()
         self.no_grad_loops: set[int] = set()  # ids of `for` loops that run under no_grad / inference_mode

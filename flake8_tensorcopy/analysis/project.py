@@ -12,6 +12,7 @@ analysis/package_index.py keeps it; the modules that may call a def are looked u
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import io
 import os
@@ -26,6 +27,22 @@ DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 STDIN_NAMES = ("-", "stdin", "<stdin>")  # source with no place on disk: nothing beside it to read
 HOME = "_tensorcopy_home"  # the attribute of a def found in a neighbour that holds that neighbour's facts
 NEIGHBOURS = "neighbours"  # the memo entry of a file's facts that keeps the neighbours it read alive
+_open: dict[str, FileFacts] = {}  # absolute path -> the facts of the text under analysis, which is that module
+
+
+@contextlib.contextmanager
+def analysing(facts: FileFacts):
+    """While `facts` is analysed, its text is the module at its path for every neighbour that imports it: an
+    editor's unsaved buffer (sent over stdin) is one source of truth with itself, never matched against the
+    saved file of the same name, whose lines differ."""
+    path = None if facts.path in (None, *STDIN_NAMES) else os.path.abspath(facts.path)
+    if path is not None:
+        _open[path] = facts
+    try:
+        yield
+    finally:
+        if path is not None and _open.get(path) is facts:
+            del _open[path]
 
 
 def imported_def(facts: FileFacts, node: ast.ImportFrom, name: str) -> Optional[ast.AST]:
@@ -192,8 +209,12 @@ def _package_top(folder: str) -> Optional[str]:
 
 
 def _facts_of(file: str, asking: FileFacts) -> Optional[FileFacts]:
-    """The facts of the module at `file`, parsed once per version of it; `asking` keeps them alive while it
-    lives (its answers are memoised by the ids of their nodes)."""
+    """The facts of the module at `file`, parsed once per version of it (the text under analysis when it is
+    that module); `asking` keeps them alive while it lives (its answers are memoised by the ids of their nodes)."""
+    if _open:
+        found = _open.get(os.path.abspath(file))
+        if found is not None:
+            return found
     key = index.version(file)
     if key is None:
         return None

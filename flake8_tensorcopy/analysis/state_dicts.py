@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import os
 
-from . import names, project, summaries, training
+from . import evidence, names, project, summaries, training
 from .evidence import MODULE
 from .facts import Bind, base_name, dotted, end_of, pos_of, walk
 
@@ -23,16 +23,16 @@ def snapshot(value, ctx):
     if call is not None:
         return call, "the module's state_dict()"
     if _returns_state_dict(value, ctx):
-        return value, f"the state_dict() that {ctx.text(value.func)}() returns"
+        return value, f"the state_dict() that {ctx.facts.segment(value.func)}() returns"
     if isinstance(value, ast.Call):
-        q = ctx.qualname(value.func) or (value.func.id if isinstance(value.func, ast.Name) else None)
+        q = ctx.facts.qualname(value.func) or (value.func.id if isinstance(value.func, ast.Name) else None)
         if q in SHALLOW_CALLS and len(value.args) == 1 and not value.keywords:
             if state_dict_source(value.args[0], ctx) is not None:
-                return value.args[0], f"a shallow copy of {ctx.text(value.args[0])}"
+                return value.args[0], f"a shallow copy of {ctx.facts.segment(value.args[0])}"
         if (isinstance(value.func, ast.Attribute) and value.func.attr == "copy" and not value.args
                 and not value.keywords):
             if state_dict_source(value.func.value, ctx) is not None:
-                return value.func.value, f"a shallow copy of {ctx.text(value.func.value)}"
+                return value.func.value, f"a shallow copy of {ctx.facts.segment(value.func.value)}"
     if isinstance(value, ast.DictComp) and len(value.generators) == 1:
         gen = value.generators[0]
         it = gen.iter
@@ -44,7 +44,7 @@ def snapshot(value, ctx):
                 device_moves = any(isinstance(n, ast.Attribute) and n.attr in ("cpu", "to")
                                    for n in walk(value.value))
                 where = " on a CPU model" if device_moves else ""
-                return inner, f"entries of {ctx.text(inner)} that are not copies{where}"
+                return inner, f"entries of {ctx.facts.segment(inner)} that are not copies{where}"
     return None
 
 
@@ -79,10 +79,10 @@ def _is_module(recv, ctx) -> bool:
     if isinstance(recv, ast.Name) and recv.id == "self":
         cls = ctx.frame.cls
         return (cls is not None and cls.name not in ctx.facts.classes_with_state_dict
-                and not names.NOT_MODULE_CLASS(cls.name) and ctx.kind(recv) == MODULE)
+                and not names.NOT_MODULE_CLASS(cls.name) and evidence.kind(recv, ctx) == MODULE)
     key = dotted(recv)
     if key is None:
-        return ctx.kind(recv) == MODULE  # self.get_network(): what the method returns
+        return evidence.kind(recv, ctx) == MODULE  # self.get_network(): what the method returns
     last = key.rsplit(".", 1)[-1].strip("_")
     if names.NOT_MODULE(last):
         return False
@@ -92,7 +92,7 @@ def _is_module(recv, ctx) -> bool:
         if isinstance(made, ast.Call) and isinstance(made.func, ast.Name):
             if made.func.id in ctx.facts.classes_with_state_dict:
                 return False
-    return ctx.kind(recv) == MODULE or bool(names.MODULE_NAME(last))
+    return evidence.kind(recv, ctx) == MODULE or bool(names.MODULE_NAME(last))
 
 
 def _aliases(expr, name: str) -> bool:

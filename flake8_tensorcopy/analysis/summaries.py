@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import bisect
 import itertools
-import os
 import re
 from typing import Callable, Optional
 
@@ -355,19 +354,19 @@ def passed(fn, param: str, call: ast.Call, bound: Optional[bool] = None) -> Opti
 def _foreign_sites(target, fn, param: str, ctx):
     """(value passed for `param`, the call, context at it) for each call of `target` in the package's other
     modules, through the name an import binds (`calc_gaes(...)`, `math_util.calc_gaes(...)`)."""
-    path = os.path.abspath(ctx.facts.path) if ctx.facts.path else None
     for other in project.mentioning(ctx.facts, target.name):  # none for a file with no place on disk
         for call, owner in _uses(other, target.name, modules=True)[0]:
             frame = other.module_frame if owner is None else other.function_frame(owner)
             if frame is None:
                 continue
             inner = _moved(ctx, other, call, frame)
-            if _imports_target(call, inner, target, path):
+            if _imports_target(call, inner, target, ctx.facts):
                 yield passed(fn, param, call, bound=target is not fn), call, inner
 
 
-def _imports_target(call: ast.Call, inner, target, path: str) -> bool:
-    """`call` in another module calls `target` of the module at `path`, through an import."""
+def _imports_target(call: ast.Call, inner, target, facts) -> bool:
+    """`call` in another module calls `target` of the file of `facts`, through an import (which reads the
+    text under analysis, not the saved file: project.analysing)."""
     func = call.func
     if isinstance(func, ast.Name):
         name, attr = func.id, None
@@ -379,8 +378,7 @@ def _imports_target(call: ast.Call, inner, target, path: str) -> bool:
     if b is None or b.kind != Bind.IMPORT:
         return False
     got = project.imported_binding(inner.facts, b.node, name, attr)
-    return (got is not None and got[0].path == path and got[1].node is not None
-            and getattr(got[1].node, "name", None) == target.name and got[1].node.lineno == target.lineno)
+    return got is not None and got[0] is facts and got[1].node is target
 
 
 def call_sites(fn: ast.AST, ctx, escaped: bool = False) -> list:
@@ -390,7 +388,7 @@ def call_sites(fn: ast.AST, ctx, escaped: bool = False) -> list:
     facts = ctx.facts
     key = ("call-sites", id(fn), escaped)
     if key not in facts.memo:
-        only_its_def = "\r" not in facts.source and _word_lines(facts, fn.name) == [fn.lineno]
+        only_its_def = _word_lines(facts, fn.name) == [fn.lineno]
         calls, used = ([], False) if only_its_def else _uses(facts, fn.name)
         sites = []
         for call, owner in calls if escaped or not used else ():
@@ -434,9 +432,7 @@ def _uses(facts, name: str, modules: bool = False) -> tuple[list, bool]:
 def statements_mentioning(facts, name: str) -> list:
     """(statement, enclosing def or None) for the module's and classes' statements whose lines hold the
     word `name`, found by bisection; a class's own statements are looked into, a def is taken whole."""
-    lines = _word_lines(facts, name) if "\r" not in facts.source else None
-    if lines is None:
-        return [(n, None) for n in facts.tree.body]
+    lines = _word_lines(facts, name)
     found: dict[int, tuple] = {}
     for line in lines:
         body = facts.tree.body

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
 from ..rules.model import Finding, Rule
+from ..text import python_line_ends
 from .collector import tuned
 from ..rules import RULES
 
@@ -49,8 +50,7 @@ def could_fire(source: str, rules: Sequence[Rule]) -> list[Rule]:
 def match_lines(source: str, rules: Sequence[Rule]) -> Optional[list[int]]:
     """Sorted line numbers where the rules' HOT texts (default: TRIGGER) start, or None when the whole
     file must be looked at (an empty match is a file-level condition, not a place)."""
-    if "\r" in source:
-        return None  # lone CR line ends: counting "\n" would misplace lines; rare, look at it all
+    source = python_line_ends(source)
     matches = [m for r in rules for m in (r.hot or r.trigger).finditer(source)]
     if any(m.start() == m.end() for m in matches):
         return None
@@ -89,6 +89,7 @@ def partial_tree(source: str, rules: Sequence[Rule]) -> Optional[ast.Module]:
     """The tree with the defs that hold no trigger text of `rules` stubbed (partial.py), or None where
     that could change a finding: a rule that reads other defs (WHOLE_FILE), trigger text outside
     functions (a module-level import's names can be called anywhere)."""
+    source = python_line_ends(source)
     active = could_fire(source, rules)
     found = match_lines(source, active)
     if not active or found is None or any(r.whole_file for r in active):
@@ -113,9 +114,11 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[Rule] = RULE
     """Findings for one file's source text. Raises AnalysisError for a file that cannot be parsed.
 
     `tensor_functions`: extra names of functions that return tensors (the `tensor-functions` option);
-    `cell_ends`: for a notebook's program, the lines that end a cell (sources.notebook.cell_ends)."""
+    `cell_ends`: for a notebook's program, the lines that end a cell (sources.notebook.cell_ends). Line ends
+    are read as Python reads them (\\r\\n and a lone \\r as \\n), once, here: every rule and count of lines
+    sees one text whatever the file's line ends, at the same positions."""
     with tuned():
-        return _analyse(source, filename, rules, tree, tensor_functions, cell_ends)
+        return _analyse(python_line_ends(source), filename, rules, tree, tensor_functions, cell_ends)
 
 
 def _analyse(source: str, filename: str, rules: Sequence[Rule], tree: Optional[ast.Module],
@@ -123,8 +126,8 @@ def _analyse(source: str, filename: str, rules: Sequence[Rule], tree: Optional[a
     active = could_fire(source, rules)
     if not active:
         return Result()
-    from ..analysis.facts import FileFacts  # the analysis is imported only for a file a rule may fire on
-    from ..rules.context import Context
+    from ..analysis import project  # the analysis is imported only for a file a rule may fire on
+    from ..analysis.facts import FileFacts
 
     found = match_lines(source, active)
     if tree is None:
@@ -138,6 +141,16 @@ def _analyse(source: str, filename: str, rules: Sequence[Rule], tree: Optional[a
     facts.cell_ends = frozenset(cell_ends)
     facts.path = filename
     result = Result(parsed=True)
+    with project.analysing(facts):  # neighbours that import this file read this text, not the saved file
+        _run_rules(facts, by_type, result)
+    result.findings.sort(key=lambda f: (f.line, f.col, f.code))
+    return result
+
+
+def _run_rules(facts, by_type: dict, result: Result) -> None:
+    """Each rule on each node it looks at; findings (once per place and code) and failures into `result`."""
+    from ..rules.context import Context
+
     seen = set()
     for node, frame in facts.nodes:
         for rule in by_type.get(type(node), ()):
@@ -154,8 +167,6 @@ def _analyse(source: str, filename: str, rules: Sequence[Rule], tree: Optional[a
                 if key not in seen:
                     seen.add(key)
                     result.findings.append(f)
-    result.findings.sort(key=lambda f: (f.line, f.col, f.code))
-    return result
 
 
 def parse(source: str, filename: str) -> ast.Module:

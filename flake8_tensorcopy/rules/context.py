@@ -7,11 +7,12 @@ from typing import Optional
 from ..analysis import evidence
 from ..analysis import names
 from ..analysis.facts import FileFacts, Frame, dotted, end_of, walk, within
+from ..text import MAX_QUOTED, one_line, printable
 from .model import Edit, Finding, Fix, FixSafety
 
 
 class Context:
-    __slots__ = ("facts", "frame", "node", "pos", "spec")
+    __slots__ = ("facts", "frame", "node", "pos", "spec", "quoted")
 
     def __init__(self, facts: FileFacts, frame: Frame, node: ast.AST, spec):
         self.facts = facts
@@ -19,6 +20,7 @@ class Context:
         self.node = node
         self.pos = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
         self.spec = spec
+        self.quoted: Optional[list[str]] = None  # the source texts `text` gave: a message may quote them
 
     # ---- questions rules ask -----------------------------------------------------------------
     def kind(self, expr: ast.AST, pos=None) -> Optional[evidence.Kind]:
@@ -26,6 +28,9 @@ class Context:
 
     def attached(self, expr: ast.AST, pos=None) -> bool:
         return evidence.attached(expr, self, pos)
+
+    def non_leaf(self, expr: ast.AST, pos=None) -> bool:
+        return evidence.non_leaf(expr, self, pos)
 
     def qualname(self, expr: ast.AST) -> Optional[str]:
         return self.facts.qualname(expr)
@@ -43,15 +48,30 @@ class Context:
 
     def text(self, node: ast.AST) -> str:
         """The exact source text of `node`."""
-        return self.facts.segment(node)
+        text = self.facts.segment(node)
+        if len(text) > MAX_QUOTED:  # a message that quotes it shortens it (finding)
+            self.quoted = (self.quoted or []) + [text]
+        return text
 
     # ---- reporting ---------------------------------------------------------------------------
     def finding(self, node: ast.AST, fix: Optional[Fix] = None, **fmt) -> Finding:
-        """A finding at `node` with the rule's message formatted by `fmt`."""
+        """A finding at `node` with the rule's message formatted by `fmt`. Every message is one line of
+        printable text (text.py): source code it quotes (`text`) on one line and shortened, line breaks and
+        control characters from anywhere else (a neighbour's file name) collapsed or escaped."""
         line, col = self.char_pos(node.lineno, node.col_offset)
         end_line, end_col = self.char_pos(node.end_lineno or node.lineno, node.end_col_offset or 0)
-        message = self.spec.message.format(**fmt) if fmt else self.spec.message
-        return Finding(line, col, self.spec.code, message, fix, end_line, end_col)
+        message = self.spec.message.format(**{k: self._quoting(str(v)) for k, v in fmt.items()}) if fmt \
+            else self.spec.message
+        return Finding(line, col, self.spec.code, printable(message), fix, end_line, end_col)
+
+    def _quoting(self, value: str) -> str:
+        """`value` with each long or multi-line source text it quotes shortened to one line, longest first."""
+        if not self.quoted:
+            return value
+        value = " ".join(value.split())
+        for code in sorted(self.quoted, key=len, reverse=True):
+            value = value.replace(" ".join(code.split()), one_line(code))
+        return value
 
     def replace(self, node: ast.AST, text: str, safety: FixSafety, imports=(), description="") -> Fix:
         return Fix((self.edit(node, text),), safety, tuple(imports), description)

@@ -26,11 +26,6 @@ def before_method(ctx, attribute: ast.Attribute, text: str) -> Edit:
     return Edit(at, at, text)
 
 
-def one_line(text: str) -> str:
-    """Source text fit for a one-line message: runs of whitespace (newlines too) become one space."""
-    return " ".join(text.split())
-
-
 def detached_clone(text: str, node: ast.AST) -> str:
     """`text.detach().clone()` to replace a copy of `node`; `t.detach()` needs only `.clone()`."""
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach"

@@ -64,14 +64,13 @@ from __future__ import annotations
 import ast
 
 from ..analysis.aliasing import DATA, DIRECT, KEPT, NAME as BY_NAME, alias_writes, still_used
-from ..analysis.evidence import SURE_TENSOR, is_param_like
+from ..analysis.evidence import SURE_TENSOR, is_param_like, made_leaf
 from ..analysis.facts import Bind, children, dotted, end_of, pos_of, walk
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import tensor_replace
 
 GRAD_WRONG = "gradients through it come out silently wrong"
 COPY_ADVICE = "use {source}.detach().clone() for a copy"
-LEAF_ATTRS = ("weight", "bias", "grad")
 REFILLS = frozenset({"normal_", "uniform_", "fill_", "zero_", "random_", "bernoulli_", "exponential_",
                      "geometric_", "cauchy_", "log_normal_", "copy_"})
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -153,19 +152,7 @@ def _graph_tracked(source: ast.AST, ctx) -> bool:
     if not ctx.attached(source):
         return False
     origin = ctx.frame.scope.origin(source.id, ctx.pos)
-    return origin is not None and origin.kind == Bind.ASSIGN and not _leaf_value(origin.value, ctx)
-
-
-def _leaf_value(value: ast.AST, ctx) -> bool:
-    """`torch.zeros(..., requires_grad=True)`, `nn.Parameter(...)`, `t.requires_grad_()`: a leaf."""
-    if not isinstance(value, ast.Call):
-        return isinstance(value, ast.Attribute) and value.attr in LEAF_ATTRS
-    if any(k.arg == "requires_grad" for k in value.keywords):
-        return True
-    if isinstance(value.func, ast.Attribute) and value.func.attr == "requires_grad_":
-        return True
-    q = ctx.qualname(value.func) or ""
-    return q.endswith("Parameter")
+    return origin is not None and origin.kind == Bind.ASSIGN and not made_leaf(origin.value, ctx)
 
 
 def _backward_after(node, ctx) -> bool:

@@ -48,7 +48,7 @@ import ast
 
 from ..analysis import proven
 from ..analysis.kept import kept_before, value_write
-from .edits import as_receiver, one_line, tensor_replace
+from .edits import as_receiver, tensor_replace
 from .model import FixAvailability, FixForm, FixSafety, Rule, Trigger
 
 
@@ -63,8 +63,8 @@ def check(node: ast.AST, ctx):
         value = store.value
         fix = tensor_replace(ctx, [value], value, f"{as_receiver(ctx.text(value), value)}.clone()",
                              FixSafety.UNSAFE) if isinstance(value, ast.Name) else None
-        yield ctx.finding(store.node, fix, name=name, holder=f"'{one_line(ctx.text(store.holder))}'",
-                          line=node.lineno, recv=one_line(ctx.text(value)))
+        yield ctx.finding(store.node, fix, name=name, holder=f"'{ctx.text(store.holder)}'",
+                          line=node.lineno, recv=ctx.text(value))
 
 
 RULE = Rule(

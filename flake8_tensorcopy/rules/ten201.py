@@ -4,12 +4,13 @@
 Flags `copy.deepcopy(t)` (any import form: `copy.deepcopy`, `from copy import deepcopy as dc`) when
 the file shows that `t` is a tensor that deepcopy mishandles: one computed from tensors that require
 grad (a model output, arithmetic on a parameter: not a graph leaf), or a view (`t[i]`, `t[:n]`,
-`t.view(...)`, `t.t()`). Deep copies of modules, dicts, configs, `state_dict()`s, parameters and plain
-leaf tensors are not flagged, with one exception: an instance of a class of the file (bound from
-`Cls(...)`, or `self.attr` that is only ever set to `Cls(...)`) whose `forward`, or a method it registers
-as a forward hook (`layer.register_forward_hook(self._hook)`, whose `output` carries the graph), stores a
-graph tensor on `self` (`self.hidden = flatten(output)`, `self.cache[key] = out`) and does not clear it on
-every path before returning (for a hook: after each call in the class that runs the hooked layer).
+`t.view(...)`, `t.t()`). Deep copies of modules, dicts, configs, `state_dict()`s, parameters and leaf
+tensors (`torch.randn(3, requires_grad=True)` is one: deepcopy keeps its requires_grad) are not flagged,
+with one exception: an instance of a class of the file (bound from `Cls(...)`, or `self.attr` that is
+only ever set to `Cls(...)`) whose `forward`, or a method it registers as a forward hook
+(`layer.register_forward_hook(self._hook)`, whose `output` carries the graph), stores a graph tensor on
+`self` (`self.hidden = flatten(output)`, `self.cache[key] = out`) and does not clear it on every path
+before returning (for a hook: after each call in the class that runs the hooked layer).
 
 ## Why is this bad?
 On a tensor that is not a graph leaf (anything computed from a tensor that requires grad, or a view of
@@ -128,7 +129,7 @@ def check(node: ast.Call, ctx):
     if ctx.kind(arg) not in (TENSOR, LIKELY_TENSOR):
         yield from _module_state(node, arg, ctx)
         return
-    if ctx.attached(arg) and not ctx.grad_disabled:
+    if ctx.non_leaf(arg) and not ctx.grad_disabled:
         why = WHY_NON_LEAF
     elif _is_view(arg) or _bound_to_view(arg, ctx):
         why = WHY_VIEW
@@ -136,7 +137,7 @@ def check(node: ast.Call, ctx):
         return  # a plain leaf: deepcopy works (only slower)
     text = ctx.text(arg)
     fix = tensor_replace(ctx, [arg], node, detached_clone(text, arg), FixSafety.UNSAFE)
-    yield ctx.finding(node, fix, what="tensor", arg=text, why=why, use=f"use {text}.detach().clone()")
+    yield ctx.finding(node, fix, what="tensor", arg=text, why=why, use=f"use {detached_clone(text, arg)}")
 
 
 def _module_state(node: ast.Call, arg, ctx):

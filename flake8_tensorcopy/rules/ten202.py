@@ -48,7 +48,6 @@ import ast
 
 from ..analysis.evidence import LIKELY_TENSOR, TENSOR
 from .model import FixAvailability, FixForm, FixSafety, Rule
-from .edits import one_line
 from .edits import as_receiver, detached_clone, tensor_replace
 
 
@@ -60,7 +59,7 @@ def check(node: ast.Call, ctx):
         return
     text = as_receiver(ctx.text(arg), arg)
     fix = tensor_replace(ctx, [arg], node, detached_clone(ctx.text(arg), arg), FixSafety.UNSAFE)
-    yield ctx.finding(node, fix, arg=one_line(ctx.text(arg)), recv=one_line(text))
+    yield ctx.finding(node, fix, arg=ctx.text(arg), recv=text)
 
 
 RULE = Rule(

@@ -99,7 +99,6 @@ from ..analysis.maybe_tensor import declared_tensor
 from .context import type_tested
 from ..analysis.facts import Bind, dotted
 from .model import FixAvailability, FixForm, FixSafety, Rule
-from .edits import one_line
 from .edits import as_receiver, detached_clone, proven_fix
 
 WHY_COPY = "copies and silently cuts the graph (torch warns)"
@@ -138,7 +137,7 @@ def check(node: ast.Call, ctx):
         subject, why = f"'{arg.id}', which may be a tensor ({reason}),", WHY_MAYBE
     else:
         return
-    yield ctx.finding(node, fix, call=call, subject=one_line(subject), why=why, use=one_line(use))
+    yield ctx.finding(node, fix, call=call, subject=subject, why=why, use=use)
 
 
 def _quiet(key, ctx) -> bool:

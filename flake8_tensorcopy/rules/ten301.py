@@ -75,7 +75,7 @@ import bisect
 from ..analysis import names, state_dicts, training
 from ..analysis.facts import Bind, dotted, end_of, pos_of, walk
 from .model import FixAvailability, FixForm, FixSafety, Rule
-from .edits import one_line, tensor_replace
+from .edits import tensor_replace
 
 
 def check(node, ctx):
@@ -102,7 +102,7 @@ def check(node, ctx):
         use = f"{deepcopy or 'copy.deepcopy'}({source})"
         imports = ("copy",) if deepcopy == "copy.deepcopy" else ()
         fix = ctx.replace(value, use, FixSafety.UNSAFE, imports=imports) if deepcopy else None
-    yield ctx.finding(value, fix, target=key, what=one_line(what), why=why, use=one_line(use))
+    yield ctx.finding(value, fix, target=key, what=what, why=why, use=use)
 
 
 def _deepcopy_spelling(ctx):

@@ -1,0 +1,241 @@
+"""`flake8-tensorcopy server`: a language server over stdio (pygls), for Python files and notebooks.
+
+Diagnostics on open, change (debounced) and save; code actions: each finding's own fix (safe ones
+preferred, unsafe ones labelled), `# noqa: CODE` on the reported line, and the safe fixes of the whole
+file (`source.fixAll.flake8-tensorcopy`, as `fix` applies them); a hover with the rule's page. Notebooks
+come through LSP 3.17 notebook sync and are read as `check` reads them. Analysis runs off the event loop
+(schedule.py) and every failure of it becomes a log message and one diagnostic: the server lives on.
+The work itself is editor.py's; this module only speaks the protocol.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import traceback
+from typing import Optional
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from .. import __version__
+from ..rules import BY_CODE
+from ..rules.docs import DOCS_URL
+from ..rules.model import FixSafety
+from .editor import (LINE_BREAK, NOTICE, Analysis, Cell, Change, Problem, Source, analyse, fix_all_changes,
+                     fix_changes, noqa_change)
+from .schedule import Scheduler, off_loop
+
+NAME = "flake8-tensorcopy"
+FIX_ALL = f"{lsp.CodeActionKind.SourceFixAll.value}.{NAME}"
+NOTEBOOKS = lsp.NotebookDocumentSyncOptions(
+    notebook_selector=[lsp.NotebookDocumentFilterWithCells(cells=[lsp.NotebookCellLanguage("python")],
+                                                           notebook="*")], save=True)
+
+
+class TensorCopyServer(LanguageServer):
+    def __init__(self):
+        super().__init__(NAME, __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                         notebook_document_sync=NOTEBOOKS)
+        self.scheduler = Scheduler(self.snapshot, self.publish)
+        self.results: dict[str, Analysis] = {}  # by document (or notebook) uri: the last one published
+        self.shown: dict[str, set[str]] = {}  # by document: the uris (cells) that have diagnostics
+
+    def snapshot(self, key: str):
+        """The job that analyses the document `key` as it is now; None when it is closed."""
+        source = self.source(key)
+        return None if source is None else (lambda: analyse(source))
+
+    def source(self, key: str) -> Optional[Source]:
+        workspace = self.workspace
+        notebook = workspace.get_notebook_document(notebook_uri=key)
+        path = to_fs_path(key) or os.path.join(os.getcwd(), os.path.basename(key))
+        if notebook is not None:
+            cells = tuple(Cell(c.document, c.kind == lsp.NotebookCellKind.Code,
+                               workspace.get_text_document(c.document).source) for c in notebook.cells)
+            return Source(key, path if path.endswith(".ipynb") else path + ".ipynb", notebook.version, cells=cells)
+        doc = workspace.text_documents.get(key)
+        if doc is None:
+            return None
+        return Source(key, path if path.endswith((".py", ".pyi")) else path + ".py", doc.version, doc.source)
+
+    def publish(self, key: str, result) -> None:
+        if isinstance(result, Exception):
+            message = f"internal error: {type(result).__name__}: {result}".split("\n")[0]
+            self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Error, f"{NAME}: {key}: " + "".join(
+                traceback.format_exception(type(result), result, result.__traceback__))))
+            source = self.source(key)
+            if source is None:
+                return
+            first = source.cells[0].uri if source.cells else key
+            result = Analysis(source, [Problem(first, (0, 0), (0, 0), NOTICE, message)])
+        self.results[key] = result
+        by_uri: dict[str, list[lsp.Diagnostic]] = {} if result.source.cells is not None else {key: []}
+        for problem in result.problems:
+            by_uri.setdefault(problem.uri, []).append(self.diagnostic(result.source, problem))
+        for cell in result.source.cells or ():
+            if cell.code:
+                by_uri.setdefault(cell.uri, [])
+        for uri in self.shown.get(key, set()) - set(by_uri):
+            by_uri[uri] = []
+        for uri, diagnostics in by_uri.items():
+            version = self._version(uri)
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, diagnostics, version))
+        self.shown[key] = {uri for uri, diagnostics in by_uri.items() if diagnostics}
+
+    def _version(self, uri: str) -> Optional[int]:
+        doc = self.workspace.text_documents.get(uri)
+        return doc.version if doc is not None else None
+
+    def clear(self, key: str) -> None:
+        self.scheduler.forget(key)
+        self.results.pop(key, None)
+        for uri in self.shown.pop(key, set()):
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
+
+    def position(self, source: Source, uri: str, at: tuple[int, int]) -> lsp.Position:
+        """A (line, character) position as the client counts it (UTF-16 units unless agreed otherwise)."""
+        lines = LINE_BREAK.split(source.text_of(uri))
+        line = lines[at[0]] if at[0] < len(lines) else ""
+        return lsp.Position(at[0], self.workspace.position_codec.client_num_units(line[:at[1]]))
+
+    def range(self, source: Source, uri: str, start, end) -> lsp.Range:
+        return lsp.Range(self.position(source, uri, start), self.position(source, uri, end))
+
+    def diagnostic(self, source: Source, problem: Problem) -> lsp.Diagnostic:
+        rule = BY_CODE.get(problem.code)
+        return lsp.Diagnostic(
+            self.range(source, problem.uri, problem.start, problem.end), problem.message,
+            severity=lsp.DiagnosticSeverity.Warning if rule else lsp.DiagnosticSeverity.Information,
+            code=problem.code, source=NAME,
+            code_description=lsp.CodeDescription(DOCS_URL.format(code=problem.code)) if rule else None)
+
+    def key_of(self, uri: str) -> str:
+        """The document a text document belongs to: its notebook for a cell."""
+        notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        return notebook.uri if notebook is not None else uri
+
+    def current(self, uri: str) -> Optional[Analysis]:
+        """The analysis of the document holding `uri`, if it is of the text the editor has now."""
+        key = self.key_of(uri)
+        analysis, source = self.results.get(key), self.source(key)
+        if analysis is None or source is None or analysis.source != source:
+            return None
+        return analysis
+
+    def edit(self, source: Source, changes: list[Change]) -> lsp.WorkspaceEdit:
+        edits: dict[str, list[lsp.TextEdit]] = {}
+        for c in changes:
+            edits.setdefault(c.uri, []).append(lsp.TextEdit(self.range(source, c.uri, c.start, c.end), c.text))
+        return lsp.WorkspaceEdit(changes=edits)
+
+    def actions(self, analysis: Analysis, uri: str, lines: range, only) -> list[lsp.CodeAction]:
+        """The code actions for the findings on `lines` of `uri`, and fix-all; runs off the event loop."""
+        wanted = lambda kind: not only or any(kind == o or kind.startswith(o + ".") for o in only)  # noqa: E731
+        source, actions = analysis.source, []
+        for problem in analysis.problems:
+            if problem.finding is None or problem.uri != uri or problem.end[0] < lines.start \
+                    or problem.start[0] >= lines.stop:
+                continue
+            diagnostic = [self.diagnostic(source, problem)]
+            fix = problem.finding.fix
+            changes = fix_changes(analysis, problem) if fix and wanted(lsp.CodeActionKind.QuickFix) else []
+            if changes:
+                unsafe = " (unsafe)" if fix.safety is FixSafety.UNSAFE else ""
+                actions.append(lsp.CodeAction(
+                    f"Fix {problem.code}: {fix.description or problem.message}{unsafe}", lsp.CodeActionKind.QuickFix,
+                    diagnostic, is_preferred=fix.safety is FixSafety.SAFE, edit=self.edit(source, changes)))
+            noqa = noqa_change(analysis, problem) if wanted(lsp.CodeActionKind.QuickFix) else None
+            if noqa is not None:
+                actions.append(lsp.CodeAction(f"Disable {problem.code} for this line (# noqa)",
+                                              lsp.CodeActionKind.QuickFix, diagnostic, edit=self.edit(source, [noqa])))
+        changes = fix_all_changes(analysis) if wanted(FIX_ALL) else []
+        if changes:
+            actions.append(lsp.CodeAction(f"{NAME}: fix all safe findings", FIX_ALL, edit=self.edit(source, changes)))
+        return actions
+
+
+server = TensorCopyServer()
+
+
+@server.feature(lsp.INITIALIZE)
+def initialize(ls: TensorCopyServer, params: lsp.InitializeParams) -> None:
+    options = params.initialization_options
+    delay = options.get("debounce") if isinstance(options, dict) else None
+    if isinstance(delay, (int, float)) and 0 <= delay <= 10:
+        ls.scheduler.delay = float(delay)
+
+
+def python_file(doc) -> bool:
+    return doc.language_id == "python" or doc.uri.endswith((".py", ".pyi"))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+async def did_open(ls: TensorCopyServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    if python_file(params.text_document):
+        ls.scheduler.request(params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+async def did_change(ls: TensorCopyServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    if params.text_document.uri in ls.scheduler.slots:
+        ls.scheduler.request(params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+async def did_save(ls: TensorCopyServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    if params.text_document.uri in ls.scheduler.slots:
+        ls.scheduler.request(params.text_document.uri, delay=0)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+async def did_close(ls: TensorCopyServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    ls.clear(params.text_document.uri)
+
+
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
+async def notebook_open(ls: TensorCopyServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
+    ls.scheduler.request(params.notebook_document.uri)
+
+
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
+async def notebook_change(ls: TensorCopyServer, params: lsp.DidChangeNotebookDocumentParams) -> None:
+    ls.scheduler.request(params.notebook_document.uri)
+
+
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_SAVE)
+async def notebook_save(ls: TensorCopyServer, params: lsp.DidSaveNotebookDocumentParams) -> None:
+    ls.scheduler.request(params.notebook_document.uri, delay=0)
+
+
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
+async def notebook_close(ls: TensorCopyServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
+    ls.clear(params.notebook_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
+                lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL]))
+async def code_action(ls: TensorCopyServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    analysis = ls.current(params.text_document.uri)
+    if analysis is None:  # not analysed yet, or the text changed since: positions would be wrong
+        return []
+    lines = range(params.range.start.line, params.range.end.line + 1)
+    job = lambda: ls.actions(analysis, params.text_document.uri, lines, params.context.only)  # noqa: E731
+    return await off_loop(asyncio.get_running_loop(), job)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+def hover(ls: TensorCopyServer, params: lsp.HoverParams) -> Optional[lsp.Hover]:
+    analysis, uri, line = ls.current(params.text_document.uri), params.text_document.uri, params.position.line
+    found = [p for p in analysis.problems if p.uri == uri and p.code in BY_CODE
+             and p.start[0] <= line <= p.end[0]] if analysis else []
+    if not found:
+        return None
+    text = "\n\n".join(f"**{p.code}** {BY_CODE[p.code].summary} [{p.code} documentation]"
+                       f"({DOCS_URL.format(code=p.code)})" for p in dict((p.code, p) for p in found).values())
+    return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text))
+
+
+def serve() -> int:
+    server.start_io()
+    return 0

@@ -18,6 +18,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from flake8_tensorcopy.adapters.schedule import Scheduler
+from flake8_tensorcopy.cli.main import main
 from flake8_tensorcopy.rules.docs import DOCS_URL
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -250,3 +251,11 @@ async def test_a_running_analysis_of_an_old_version_is_dropped():
     release.set()
     await until(lambda: delivered, "a delivered result")
     assert delivered == ["v2"] and scheduler.started == 2 and scheduler.dropped == 1
+
+
+def test_without_pygls_the_command_says_how_to_install_it(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "pygls", None)  # what a missing package looks like to `import`
+    monkeypatch.delitem(sys.modules, "flake8_tensorcopy.adapters.server", raising=False)
+    assert main(["server"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'pygls>=2'" in err

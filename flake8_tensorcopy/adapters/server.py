@@ -141,10 +141,9 @@ class TensorCopyServer(LanguageServer):
             fix = problem.finding.fix
             changes = fix_changes(analysis, problem) if fix and wanted(lsp.CodeActionKind.QuickFix) else []
             if changes:
-                unsafe = " (unsafe)" if fix.safety is FixSafety.UNSAFE else ""
-                actions.append(lsp.CodeAction(
-                    f"Fix {problem.code}: {fix.description or problem.message}{unsafe}", lsp.CodeActionKind.QuickFix,
-                    diagnostic, is_preferred=fix.safety is FixSafety.SAFE, edit=self.edit(source, changes)))
+                actions.append(lsp.CodeAction(fix_title(problem), lsp.CodeActionKind.QuickFix, diagnostic,
+                                              is_preferred=fix.safety is FixSafety.SAFE,
+                                              edit=self.edit(source, changes)))
             noqa = noqa_change(analysis, problem) if wanted(lsp.CodeActionKind.QuickFix) else None
             if noqa is not None:
                 actions.append(lsp.CodeAction(f"Disable {problem.code} for this line (# noqa)",
@@ -153,6 +152,15 @@ class TensorCopyServer(LanguageServer):
         if changes:
             actions.append(lsp.CodeAction(f"{NAME}: fix all safe findings", FIX_ALL, edit=self.edit(source, changes)))
         return actions
+
+
+def fix_title(problem: Problem) -> str:
+    """`Fix TEN204: hidden.detach().clone()` (what one short edit writes), `(unsafe)` for an unsafe fix."""
+    fix = problem.finding.fix
+    edits = [e.text for e in fix.edits if e.text.strip()]
+    what = fix.description or (f"`{edits[0]}`" if len(edits) == 1 and len(edits[0]) <= 60 and "\n" not in edits[0]
+                               else problem.message)
+    return f"Fix {problem.code}: {what}" + (" (unsafe)" if fix.safety is FixSafety.UNSAFE else "")
 
 
 server = TensorCopyServer()

@@ -58,7 +58,9 @@ def cmd_server(args) -> int:
     try:
         from ..adapters.server import serve  # pygls is an optional dependency, imported only here
     except ImportError as exc:
-        print(f"flake8-tensorcopy server needs pygls ({exc}); install it with: pip install 'flake8-tensorcopy[server]'",
+        if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
+            raise
+        print(f"flake8-tensorcopy server needs pygls 2 ({exc}): pip install 'pygls>=2', or the [server] extra",
               file=sys.stderr)
         return 2
     return serve()

@@ -17,6 +17,7 @@ from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
+from flake8_tensorcopy.adapters.editor import Change, Source, analyse, fix_changes, noqa_change, text_changes
 from flake8_tensorcopy.adapters.schedule import Scheduler
 from flake8_tensorcopy.cli.main import main
 from flake8_tensorcopy.rules.docs import DOCS_URL
@@ -166,6 +167,14 @@ async def test_unsafe_fix_and_configuration(client, tmp_path):
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_positions_are_utf16_units(client, tmp_path):
+    text = BAD.replace("    return torch.tensor(hidden)", '    e = "\U0001F600"; return torch.tensor(hidden)')
+    uri = open_file(client, tmp_path / "emoji.py", text)
+    [diag] = await diagnostics(client, uri, 1)
+    assert (diag.range.start.character, diag.range.end.character) == (21, 41)  # the emoji is two units
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_notebook_with_magics(client, tmp_path):
     nb_uri = (tmp_path / "tutorial.ipynb").as_uri()
     texts = ["%matplotlib inline\nimport torch\n", "# Training", "w = torch.nn.Parameter(torch.ones(3))\n"
@@ -259,3 +268,20 @@ def test_without_pygls_the_command_says_how_to_install_it(monkeypatch, capsys):
     assert main(["server"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install 'pygls>=2'" in err
+
+
+@pytest.mark.parametrize("tail, noqa", [
+    ('    return torch.tensor(hidden, dtype="""\nx""")\n', False),  # the line ends inside a string
+    ("    return torch.tensor(hidden) + \\\n 1\n", False),  # ... in a backslash continuation
+    ("    return torch.tensor(hidden)  # keep\n", True)])
+def test_noqa_is_offered_only_where_a_comment_can_end_the_line(tail, noqa):
+    analysis = analyse(Source("u", "/nowhere/t.py", 1, BAD.replace("    return torch.tensor(hidden)\n", tail)))
+    [problem] = analysis.problems
+    assert (noqa_change(analysis, problem) is not None) is noqa
+    assert fix_changes(analysis, problem)
+
+
+def test_text_changes_are_small_and_keep_line_ends():
+    assert text_changes("u", "a\r\nb\r\n", "a\r\nc\r\n") == [Change("u", (1, 0), (1, 1), "c")]
+    assert text_changes("u", "a\nb", "a\nbc\nd") == [Change("u", (1, 1), (1, 1), "c\nd")]
+    assert text_changes("u", "same\n", "same\n") == []

@@ -94,12 +94,13 @@ class Scheduler:
 
     def _done(self, key: Hashable, slot: Slot, generation: int, future: asyncio.Future) -> None:
         slot.running = False
-        current = self.slots.get(key) is slot and slot.generation == generation
-        if current:
-            self.deliver(key, future.exception() or future.result())
-        else:
-            self.dropped += 1
-        if slot.again and self.slots.get(key) is slot:
-            slot.again = False
-            if slot.timer is None:  # else the pending timer starts it
-                self._start(key)
+        try:
+            if self.slots.get(key) is slot and slot.generation == generation:
+                self.deliver(key, future.exception() or future.result())
+            else:
+                self.dropped += 1
+        finally:  # a failure to deliver must not leave the document's newer text unanalysed
+            if slot.again and self.slots.get(key) is slot:
+                slot.again = False
+                if slot.timer is None:  # else the pending timer starts it
+                    self._start(key)

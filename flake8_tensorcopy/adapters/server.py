@@ -60,6 +60,14 @@ class TensorCopyServer(LanguageServer):
         return Source(key, path if path.endswith((".py", ".pyi")) else path + ".py", doc.version, doc.source)
 
     def publish(self, key: str, result) -> None:
+        """Publish an analysis (or say why there is none); a failure here is logged, never raised."""
+        try:
+            self._publish(key, result)
+        except Exception as exc:  # noqa: BLE001 - a bug of ours must not stop the server
+            self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Error, f"{NAME}: {key}: cannot publish: "
+                                                         f"{type(exc).__name__}: {exc}"))
+
+    def _publish(self, key: str, result) -> None:
         if isinstance(result, Exception):
             message = f"internal error: {type(result).__name__}: {result}".split("\n")[0]
             self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Error, f"{NAME}: {key}: " + "".join(

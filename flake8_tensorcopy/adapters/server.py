@@ -21,13 +21,9 @@ from pygls.uris import to_fs_path
 from .. import __version__
 from ..rules import BY_CODE
 from ..rules.docs import DOCS_URL
-from ..rules.model import FixSafety
-from .editor import (LINE_BREAK, NOTICE, Analysis, Cell, Change, Problem, Source, analyse, fix_all_changes,
-                     fix_changes, noqa_change)
+from .editor import NOTICE, Analysis, Cell, Problem, Source, analyse
+from .lsp_messages import FIX_ALL, NAME, Messages
 from .schedule import Scheduler, off_loop
-
-NAME = "flake8-tensorcopy"
-FIX_ALL = f"{lsp.CodeActionKind.SourceFixAll.value}.{NAME}"
 NOTEBOOKS = lsp.NotebookDocumentSyncOptions(
     notebook_selector=[lsp.NotebookDocumentFilterWithCells(cells=[lsp.NotebookCellLanguage("python")],
                                                            notebook="*")], save=True)
@@ -79,8 +75,9 @@ class TensorCopyServer(LanguageServer):
             result = Analysis(source, [Problem(first, (0, 0), (0, 0), NOTICE, message)])
         self.results[key] = result
         by_uri: dict[str, list[lsp.Diagnostic]] = {} if result.source.cells is not None else {key: []}
+        messages = self.messages()
         for problem in result.problems:
-            by_uri.setdefault(problem.uri, []).append(self.diagnostic(result.source, problem))
+            by_uri.setdefault(problem.uri, []).append(messages.diagnostic(result.source, problem))
         for cell in result.source.cells or ():
             if cell.code:
                 by_uri.setdefault(cell.uri, [])
@@ -101,23 +98,6 @@ class TensorCopyServer(LanguageServer):
         for uri in self.shown.pop(key, set()):
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
 
-    def position(self, source: Source, uri: str, at: tuple[int, int]) -> lsp.Position:
-        """A (line, character) position as the client counts it (UTF-16 units unless agreed otherwise)."""
-        lines = LINE_BREAK.split(source.text_of(uri))
-        line = lines[at[0]] if at[0] < len(lines) else ""
-        return lsp.Position(at[0], self.workspace.position_codec.client_num_units(line[:at[1]]))
-
-    def range(self, source: Source, uri: str, start, end) -> lsp.Range:
-        return lsp.Range(self.position(source, uri, start), self.position(source, uri, end))
-
-    def diagnostic(self, source: Source, problem: Problem) -> lsp.Diagnostic:
-        rule = BY_CODE.get(problem.code)
-        return lsp.Diagnostic(
-            self.range(source, problem.uri, problem.start, problem.end), problem.message,
-            severity=lsp.DiagnosticSeverity.Warning if rule else lsp.DiagnosticSeverity.Information,
-            code=problem.code, source=NAME,
-            code_description=lsp.CodeDescription(DOCS_URL.format(code=problem.code)) if rule else None)
-
     def key_of(self, uri: str) -> str:
         """The document a text document belongs to: its notebook for a cell."""
         notebook = self.workspace.get_notebook_document(cell_uri=uri)
@@ -131,44 +111,8 @@ class TensorCopyServer(LanguageServer):
             return None
         return analysis
 
-    def edit(self, source: Source, changes: list[Change]) -> lsp.WorkspaceEdit:
-        edits: dict[str, list[lsp.TextEdit]] = {}
-        for c in changes:
-            edits.setdefault(c.uri, []).append(lsp.TextEdit(self.range(source, c.uri, c.start, c.end), c.text))
-        return lsp.WorkspaceEdit(changes=edits)
-
-    def actions(self, analysis: Analysis, uri: str, lines: range, only) -> list[lsp.CodeAction]:
-        """The code actions for the findings on `lines` of `uri`, and fix-all; runs off the event loop."""
-        wanted = lambda kind: not only or any(kind == o or kind.startswith(o + ".") for o in only)  # noqa: E731
-        source, actions = analysis.source, []
-        for problem in analysis.problems:
-            if problem.finding is None or problem.uri != uri or problem.end[0] < lines.start \
-                    or problem.start[0] >= lines.stop:
-                continue
-            diagnostic = [self.diagnostic(source, problem)]
-            fix = problem.finding.fix
-            changes = fix_changes(analysis, problem) if fix and wanted(lsp.CodeActionKind.QuickFix) else []
-            if changes:
-                actions.append(lsp.CodeAction(fix_title(problem), lsp.CodeActionKind.QuickFix, diagnostic,
-                                              is_preferred=fix.safety is FixSafety.SAFE,
-                                              edit=self.edit(source, changes)))
-            noqa = noqa_change(analysis, problem) if wanted(lsp.CodeActionKind.QuickFix) else None
-            if noqa is not None:
-                actions.append(lsp.CodeAction(f"Disable {problem.code} for this line (# noqa)",
-                                              lsp.CodeActionKind.QuickFix, diagnostic, edit=self.edit(source, [noqa])))
-        changes = fix_all_changes(analysis) if wanted(FIX_ALL) else []
-        if changes:
-            actions.append(lsp.CodeAction(f"{NAME}: fix all safe findings", FIX_ALL, edit=self.edit(source, changes)))
-        return actions
-
-
-def fix_title(problem: Problem) -> str:
-    """`Fix TEN204: hidden.detach().clone()` (what one short edit writes), `(unsafe)` for an unsafe fix."""
-    fix = problem.finding.fix
-    edits = [e.text for e in fix.edits if e.text.strip()]
-    what = fix.description or (f"`{edits[0]}`" if len(edits) == 1 and len(edits[0]) <= 60 and "\n" not in edits[0]
-                               else problem.message)
-    return f"Fix {problem.code}: {what}" + (" (unsafe)" if fix.safety is FixSafety.UNSAFE else "")
+    def messages(self) -> Messages:
+        return Messages(self.workspace.position_codec)
 
 
 server = TensorCopyServer()
@@ -236,15 +180,17 @@ async def code_action(ls: TensorCopyServer, params: lsp.CodeActionParams) -> lis
     if analysis is None:  # not analysed yet, or the text changed since: positions would be wrong
         return []
     lines = range(params.range.start.line, params.range.end.line + 1)
-    job = lambda: ls.actions(analysis, params.text_document.uri, lines, params.context.only)  # noqa: E731
+    job = lambda: ls.messages().actions(analysis, params.text_document.uri, lines, params.context.only)  # noqa: E731
     return await off_loop(asyncio.get_running_loop(), job)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
 def hover(ls: TensorCopyServer, params: lsp.HoverParams) -> Optional[lsp.Hover]:
-    analysis, uri, line = ls.current(params.text_document.uri), params.text_document.uri, params.position.line
-    found = [p for p in analysis.problems if p.uri == uri and p.code in BY_CODE
-             and p.start[0] <= line <= p.end[0]] if analysis else []
+    analysis, uri, at = ls.current(params.text_document.uri), params.text_document.uri, params.position
+    spans = [(p, ls.messages().range(analysis.source, uri, p.start, p.end)) for p in analysis.problems
+             if p.uri == uri and p.code in BY_CODE] if analysis else []
+    found = [p for p, r in spans if (r.start.line, r.start.character) <= (at.line, at.character)
+             <= (r.end.line, r.end.character)]
     if not found:
         return None
     text = "\n\n".join(f"**{p.code}** {BY_CODE[p.code].summary} [{p.code} documentation]"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import traceback
 from typing import Optional
 
@@ -36,6 +37,7 @@ class TensorCopyServer(LanguageServer):
         self.scheduler = Scheduler(self.snapshot, self.publish)
         self.results: dict[str, Analysis] = {}  # by document (or notebook) uri: the last one published
         self.shown: dict[str, set[str]] = {}  # by document: the uris (cells) that have diagnostics
+        self.shut_down = False
 
     def snapshot(self, key: str):
         """The job that analyses the document `key` as it is now; None when it is closed."""
@@ -124,6 +126,20 @@ def initialize(ls: TensorCopyServer, params: lsp.InitializeParams) -> None:
     delay = options.get("debounce") if isinstance(options, dict) else None
     if isinstance(delay, (int, float)) and 0 <= delay <= 10:
         ls.scheduler.delay = float(delay)
+
+
+@server.feature(lsp.SHUTDOWN)
+def shutdown(ls: TensorCopyServer, params: None) -> None:
+    ls.shut_down = True
+
+
+@server.feature(lsp.EXIT)
+def exit_now(ls: TensorCopyServer, params: None) -> None:
+    """End at once: an analysis still running in a thread, or the collection of its objects at
+    interpreter exit, would keep the process alive for seconds (exit code 1 without a shutdown, per LSP)."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(0 if ls.shut_down else 1)
 
 
 def python_file(doc) -> bool:

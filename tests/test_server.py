@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 import threading
 from pathlib import Path
@@ -285,3 +286,15 @@ def test_text_changes_are_small_and_keep_line_ends():
     assert text_changes("u", "a\r\nb\r\n", "a\r\nc\r\n") == [Change("u", (1, 0), (1, 1), "c")]
     assert text_changes("u", "a\nb", "a\nbc\nd") == [Change("u", (1, 1), (1, 1), "c\nd")]
     assert text_changes("u", "same\n", "same\n") == []
+
+
+def test_readme_helix_snippet_starts_this_server():
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib
+
+    section = (ROOT / "README.md").read_text().split("#### Language server", 1)[1].split("\n## ", 1)[0]
+    [block] = re.findall(r"```toml\n(.*?)```", section, re.S)
+    server = tomllib.loads(block)["language-server"]["tensorcopy"]
+    assert [server["command"], *server["args"]] == ["flake8-tensorcopy", "server"]

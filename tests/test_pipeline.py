@@ -21,6 +21,14 @@ def test_findings_and_items_agree_and_noqa_drops_a_finding():
     assert quiet.findings == [] and quiet.items == []
 
 
+@pytest.mark.parametrize("comment, kept", [
+    ("# noqa: E501, TEN201", []), ("# noqa:E501,TEN2", []), ("# noqa: TEN101", ["TEN201"]),
+    ("# noqa: E501, W291", ["TEN201"])])
+def test_noqa_codes_of_several_letters_are_read_as_flake8_reads_them(comment, kept):
+    source = BUG.replace("(x)\n", f"(x)  {comment}\n")
+    assert [f.code for f in lint(Document("t.py", source), RULES).findings] == kept
+
+
 def test_noqa_false_keeps_suppressed_findings_for_flake8():
     source = BUG.replace("(x)\n", "(x)  # noqa: TEN201\n")
     assert [f.code for f in lint(Document("t.py", source), RULES, noqa=False).findings] == ["TEN201"]

@@ -1,4 +1,4 @@
-"""The standalone command: `flake8-tensorcopy check|fix|explain|rules`."""
+"""The standalone command: `flake8-tensorcopy check|fix|explain|rules|server`."""
 from __future__ import annotations
 
 import argparse
@@ -94,6 +94,18 @@ def cmd_cache(args) -> int:
     return 0
 
 
+def cmd_server(args) -> int:
+    try:
+        from ..adapters.server import serve  # pygls is an optional dependency, imported only here
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
+            raise
+        print(f"flake8-tensorcopy server needs pygls 2 ({exc}): pip install 'pygls>=2', or the [server] extra",
+              file=sys.stderr)
+        return 2
+    return serve()
+
+
 def cmd_rules(args) -> int:
     if args.format == "json":
         from ..rules.docs import DOCS_URL, fix_metadata
@@ -143,6 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
     rules = sub.add_parser("rules", help="list the rules: default on/off and fix safety")
     rules.add_argument("--format", choices=("text", "json"), default="text")
     rules.set_defaults(func=cmd_rules)
+    server = sub.add_parser("server", help="run the language server (LSP over stdio)",
+                            description="A language server over stdin/stdout: diagnostics and code actions "
+                            "for Python files and notebooks, configured as `check` is.")
+    server.set_defaults(func=cmd_server)
     return parser
 
 

@@ -69,7 +69,7 @@ PROGRAMS = {
                 optimizer.step()
                 LOG.append(loss.item())
         """, None),
-    "TEN105": ("""
+    "TEN904": ("""
         def run():
             model, optimizer, x, y = setup()
             history = []
@@ -223,7 +223,7 @@ def test_the_fixed_programs_change_what_the_rules_say_they_change():
     exec(compile(fixed["TEN103"], "program.py", "exec"), namespace)  # noqa: S102
     assert namespace["run"]().tolist() == [0.0, 1.0, 2.0, 3.0]  # the tensor no longer doubles with its array
     namespace = {}
-    exec(compile(fixed["TEN105"], "program.py", "exec"), namespace)  # noqa: S102
+    exec(compile(fixed["TEN904"], "program.py", "exec"), namespace)  # noqa: S102
     history = namespace["run"]()
     assert history[0].item() == 0.0 and len({h.item() for h in history}) == 3  # each entry kept its own value
     namespace = {}

@@ -145,7 +145,7 @@ async def test_python_file_diagnostics_and_code_actions(client, tmp_path):
     await diagnostics(client, uri, 3)
     merged = apply(silenced.replace("# noqa: TEN204", "# noqa: E501"), (await actions(client, uri, 6))[
         "Disable TEN204 for this line (# noqa)"].edit.changes[uri])
-    assert "# noqa: E501, TEN204\n" in merged
+    assert "# noqa: E501,TEN204\n" in merged  # as check --add-noqa merges it
     change(client, uri, 4, merged)
     client.text_document_did_save(lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
     assert await diagnostics(client, uri, 4) == []

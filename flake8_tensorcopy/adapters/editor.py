@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 from ..config.settings import Options, selection
 from ..engine.core import AnalysisError, select_rules
 from ..pipeline.lint import Document, lint
-from ..pipeline.noqa import NOQA
+from ..pipeline.noqa import with_codes
 from ..rules import BY_CODE
 from ..rules.model import Finding, FixSafety
 from ..sources.document import read_document
@@ -239,11 +239,7 @@ def noqa_change(analysis: Analysis, problem: Problem) -> Optional[Change]:
     if line >= len(lines):
         return None
     text = lines[line]
-    match = NOQA.search(text)
-    if match is None:
-        at, new = len(text.rstrip()), f"  # noqa: {problem.code}"
-    elif match.group("codes"):
-        at, new = match.end("codes"), f", {problem.code}"
-    else:
-        return None  # a bare `# noqa` already silences every code
-    return Change(problem.uri, (line, at), (line, len(text)) if match is None else (line, at), new)
+    edited = with_codes(text, [problem.code])
+    if edited == text:
+        return None  # a bare `# noqa`, or one naming the code, already silences it
+    return Change(problem.uri, (line, 0), (line, len(text)), edited)

@@ -100,14 +100,19 @@ def same_object(scope, name: str, start, end) -> bool:
     return bool(before) and {id(b) for b in before} == {id(b) for b in after}
 
 
+def stores_of(where: "Position", name: str) -> list[Store]:
+    """The stores by reference of `name` in the function (or module) around `where`: a cheap look-up."""
+    root = where.frame.func if where.frame.func is not None else where.facts.tree
+    return where.facts.index(stores, root).get(name, [])
+
+
 def kept_before(where: "Position", write: ast.AST, name: str) -> list[Store]:
     """The stores of `name`'s object that lead to `write` with `name` still holding that object, and
     whose holder is live after it. An entry store counts only into a Python container (`t[i] = x` into a
     tensor `t` copies the values)."""
-    facts, frame = where.facts, where.frame
-    root = frame.func if frame.func is not None else facts.tree
+    frame = where.frame
     scope, at = frame.scope, pos_of(write)
-    return [s for s in facts.index(stores, root).get(name, ())
+    return [s for s in stores_of(where, name)
             if _unbroken(frame, scope, name, s.node, at) and live_after(s.holder, scope, at)
             and (not isinstance(_target(s.node), ast.Subscript)
                  or evidence.kind(s.holder, where, pos_of(s.node)) == evidence.CONTAINER)]

@@ -329,7 +329,10 @@ def copies(x):
     assert [f.line for f in findings] == [audio, prep]
     assert "(to_numpy() returns np.asarray(array.cpu().detach()))" in findings[0].message
     assert "(cast() returns torch.from_numpy(x))" in findings[1].message
-    assert findings[0].fix.edits[0].text == "to_numpy(signal, detach=True).copy()"
+    assert findings[0].fix is None  # fix from proof: nothing proves `signal` a tensor (a parameter, no caller)
+    source = source.replace("def log_audio(signal, writer):", "def log_audio(writer):\n    signal = torch.ones(3)")
+    proven = analyse(textwrap.dedent(source), "t.py", [BY_CODE["TEN103"]]).findings
+    assert proven[0].fix.edits[0].text == "to_numpy(signal, detach=True).copy()"
     assert findings[1].fix is None  # a copy in the `if flip` branch would leave the other path aliased
 
 

@@ -39,7 +39,7 @@ def move(batch, device):
 NOTEBOOK = {"cells": [{"cell_type": "markdown", "source": "# title", "metadata": {}},
                       {"cell_type": "code", "source": "import torch\nx = torch.zeros(2)\n", "metadata": {},
                        "outputs": [], "execution_count": None},
-                      {"cell_type": "code", "source": "x.to('cpu')\n", "metadata": {}, "outputs": [],
+                      {"cell_type": "code", "source": "x.to('cpu')\nprint(x)\n", "metadata": {}, "outputs": [],
                        "execution_count": None}],
             "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 

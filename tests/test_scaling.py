@@ -34,12 +34,14 @@ def branches(n: int) -> str:
 def answers(source: str, monkeypatch) -> int:
     made = []
 
-    class Recording(engine.FileFacts):
+    from flake8_tensorcopy.analysis import facts
+
+    class Recording(facts.FileFacts):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             made.append(self)
 
-    monkeypatch.setattr(engine, "FileFacts", Recording)
+    monkeypatch.setattr(facts, "FileFacts", Recording)  # the engine imports it when a file needs it
     result = engine.analyse(source, "t.py", [BY_CODE["TEN101"], BY_CODE["TEN104"], BY_CODE["TEN401"]])
     assert [f.code for f in result.findings] == ["TEN101"]
     return len(made[0].memo)

@@ -9,6 +9,7 @@ there: a name read later on some path, a parameter (the caller holds it), or an 
 from __future__ import annotations
 
 import ast
+import bisect
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
@@ -63,6 +64,8 @@ def stores(facts, root: ast.AST) -> dict[str, list[Store]]:
             target = node.targets[0]
             if isinstance(target, (ast.Subscript, ast.Attribute, ast.Name)):
                 add(node, node.value, target.value if isinstance(target, ast.Subscript) else target)
+    for kept in found.values():
+        kept.sort(key=lambda s: pos_of(s.node))
     return found
 
 
@@ -106,14 +109,20 @@ def stores_of(where: "Position", name: str) -> list[Store]:
     return where.facts.index(stores, root).get(name, [])
 
 
+MAX_STORES = 4  # the stores nearest a write that are asked about: each question walks the flow graph
+
+
 def kept_before(where: "Position", write: ast.AST, name: str) -> list[Store]:
     """The stores of `name`'s object that lead to `write` with `name` still holding that object, and
-    whose holder is live after it. An entry store counts only into a Python container (`t[i] = x` into a
-    tensor `t` copies the values)."""
+    whose holder is live after it (the MAX_STORES nearest before it, and as many of a loop holding both).
+    An entry store counts only into a Python container (`t[i] = x` into a tensor `t` copies the values)."""
     frame = where.frame
     scope, at = frame.scope, pos_of(write)
-    return [s for s in stores_of(where, name)
-            if _unbroken(frame, scope, name, s.node, at) and live_after(s.holder, scope, at)
+    found = stores_of(where, name)
+    split = bisect.bisect_left([pos_of(s.node) for s in found], at)
+    near = found[max(0, split - MAX_STORES):split] + found[split:split + MAX_STORES]
+    return [s for s in near
+            if _unbroken(where, scope, name, s.node, at) and live_after(s.holder, scope, at)
             and (not isinstance(_target(s.node), ast.Subscript)
                  or evidence.kind(s.holder, where, pos_of(s.node)) == evidence.CONTAINER)]
 
@@ -122,18 +131,44 @@ def _target(node: ast.AST):
     return node.targets[0] if isinstance(node, ast.Assign) else None
 
 
-def _unbroken(frame, scope, name: str, store: ast.AST, at) -> bool:
+def _rebindings(where: "Position", scope, name: str) -> list:
+    """Where `name` gets a new object in `scope` (augmented assignments keep it), sorted; once per file."""
+    key = ("kept-rebindings", id(scope), name)
+    memo = where.facts.memo
+    if key not in memo:
+        memo[key] = sorted(b.pos for b in scope.bindings.get(name, ()) if b.kind != Bind.AUG)
+    return memo[key]
+
+
+def _unbroken(where, scope, name: str, store: ast.AST, at) -> bool:
     """A path leads from `store` to the point `at` on which `name` is not rebound: later in the same
     straight run (no binding of `name` between them in the source), or, in a loop holding both, on the
     next iteration of a loop that never rebinds `name` (an accumulator bound before the loop)."""
     start = pos_of(store)
-    if not scope.reaches(start, at) or not same_object(scope, name, start, at):
-        return False
-    bound = [b.pos for b in scope.bindings.get(name, ()) if b.kind != Bind.AUG]
+    bound = _rebindings(where, scope, name)
     if start < at:
-        return not any(start < p < at for p in bound)
-    loops = [loop for loop in frame.loops if _holds(loop, store)]
-    return bool(loops) and not any(_holds(loops[-1], p) for p in bound)
+        if bisect.bisect_right(bound, start) != bisect.bisect_left(bound, at):
+            return False  # rebound in between
+    else:
+        loops = [loop for loop in where.frame.loops if _holds(loop, store)]
+        if not loops:
+            return False  # a later store reaches the write only through a loop holding both
+        first, last = (loops[-1].lineno, 0), ((loops[-1].end_lineno or loops[-1].lineno) + 1, 0)
+        if bisect.bisect_left(bound, first) != bisect.bisect_left(bound, last):
+            return False  # the loop rebinds the name
+    if start < at and _block_of(where, store) == where.frame.block:
+        return same_object(scope, name, start, at)  # one straight run: the write follows the store
+    return scope.reaches(start, at) and same_object(scope, name, start, at)
+
+
+def _block_of(where: "Position", node: ast.AST):
+    """The innermost conditional body around `node`, as the walk recorded it (None: not recorded)."""
+    key = "kept-frames"
+    memo = where.facts.memo
+    if key not in memo:
+        memo[key] = {id(n): f for n, f in where.facts.nodes}
+    frame = memo[key].get(id(node))
+    return frame.block if frame is not None else object()
 
 
 def _holds(loop: ast.AST, where) -> bool:

@@ -78,7 +78,7 @@ RULE = Rule(
     name="kept-then-written",
     message=("'{name}' is kept by reference in {holder} and then written in place at line {line}: the kept "
              "value changes too; keep {recv}.clone()"),
-    nodes=(ast.AugAssign, ast.Call),
+    nodes=(ast.AugAssign, ast.Call, ast.Assign),  # the writes; stores are recorded for their frames
     check=check,
     # A store (`.append(x)`, `.insert(i, x)`, a line ending `= x`), and an in-place write (`x += e`, `x.add_(e)`).
     trigger=Trigger(r"\.append\(", r"\.insert\(", r"= *[A-Za-z_]\w*(?:\.detach\(\)|\.data)? *(?:#[^\n]*)?\n",

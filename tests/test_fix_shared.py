@@ -14,7 +14,7 @@ def test_fix_rewrites_a_notebook_cell_and_keeps_magics_and_outputs(tmp_path):
     assert "".join(cells[1]["source"]).count("%matplotlib inline") == 1
     assert cells[1]["outputs"][0]["text"] == ["é\n"]
     assert run_cli("check", "train.ipynb", cwd=tmp_path).returncode == 0  # nothing left
-    assert run_cli("fix", "--unsafe-fixes", "train.ipynb", cwd=tmp_path).stderr.startswith("0 finding")  # summary: stderr
+    assert run_cli("fix", "--unsafe-fixes", "train.ipynb", cwd=tmp_path).stderr.startswith("0 finding")  # on stderr
 
 
 def test_fix_reads_the_project_configuration(tmp_path):

@@ -417,7 +417,7 @@ def test_a_write_stopped_by_a_file_size_limit_leaves_the_original(tmp_path, link
     done = _fix_under_a_size_limit(tmp_path, "a.py")
     assert done.returncode == 2 and b"Traceback" not in done.stderr
     assert done.stderr.decode().splitlines() == ["a.py: not written: File too large; the original is untouched",
-                                                "0 finding(s) fixed, 0 remaining"]  # the summary is on stderr too
+                                                 "0 finding(s) fixed, 0 remaining"]  # the summary is on stderr too
     assert (tmp_path / "a.py").read_text() == big
     assert sorted(os.listdir(tmp_path)) == ["a.py"] + ["other_name.py"] * linked  # no backup, no temporary
     if linked:

@@ -5,7 +5,7 @@ import ast
 
 import pytest
 
-from analysis_tools import context_at
+from tests.support.analysis_tools import context_at
 from flake8_tensorcopy.analysis import accumulators
 
 

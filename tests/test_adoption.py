@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from cli_tools import BAD, DEEPCOPY, ROOT, notebook_text, reported, run_cli
+from tests.support.cli_tools import BAD, DEEPCOPY, ROOT, notebook_text, reported, run_cli
 from flake8_tensorcopy.pipeline.noqa import add_comments, with_codes
 
 FLAKE8 = [sys.executable, "-m", "flake8", "--select", "TEN"]

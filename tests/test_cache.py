@@ -8,8 +8,8 @@ import shutil
 import subprocess
 import sys
 
-from cli_tools import ROOT, run_cli
-from test_project import CONVERT, write
+from tests.support.cli_tools import ROOT, run_cli
+from tests.test_project import CONVERT, write
 
 from flake8_tensorcopy.cli import cache
 

@@ -6,8 +6,8 @@ import pty
 import subprocess
 import sys
 
-from cli_tools import BAD, DEEPCOPY, ROOT, reported, run_cli
-from fixture_tools import FIXTURES, expectations
+from tests.support.cli_tools import BAD, DEEPCOPY, ROOT, reported, run_cli
+from tests.support.fixture_tools import FIXTURES, expectations
 
 
 def test_findings_match_the_fixture_annotations_and_exit_1(tmp_path):

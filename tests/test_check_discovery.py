@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from cli_tools import DEEPCOPY, reported, run_cli
+from tests.support.cli_tools import DEEPCOPY, reported, run_cli
 from flake8_tensorcopy.config.discovery import default_excludes, discover
 from flake8_tensorcopy.config.gitignore import compile_patterns, excluded
 

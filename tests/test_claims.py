@@ -10,7 +10,7 @@ import functools
 
 import pytest
 
-from fixture_tools import cases, load
+from tests.support.fixture_tools import cases, load
 from flake8_tensorcopy.rules import RULES
 
 CODES = [r.code for r in RULES]

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from cli_tools import BAD, DEEPCOPY, ROOT, reported, run_cli
+from tests.support.cli_tools import BAD, DEEPCOPY, ROOT, reported, run_cli
 from flake8_tensorcopy.config.pyproject import ConfigError, load_config
 from flake8_tensorcopy.engine.core import analyse
 

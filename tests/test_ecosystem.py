@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from cli_tools import load_script
+from tests.support.cli_tools import load_script
 
 from flake8_tensorcopy.rules import BY_CODE
 

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixture_tools import FIXTURES, expectations
-from lsp_client import LspClient
+from tests.support.fixture_tools import FIXTURES, expectations
+from tests.support.lsp_client import LspClient
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 60  # seconds for any one reply; generous for a loaded machine, and the test can never hang

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from fixture_tools import FIXTURES
+from tests.support.fixture_tools import FIXTURES
 from flake8_tensorcopy.analysis.facts import children, walk
 from flake8_tensorcopy.engine.core import analyse, match_lines, partial_tree
 from flake8_tensorcopy.rules.model import Trigger

@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-from fix_tools import BAD, FIXED, run_fix
+from tests.support.fix_tools import BAD, FIXED, run_fix
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLEAN = "import torch\n\nx = torch.zeros(3)\n"

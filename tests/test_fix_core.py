@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from fix_rules import GROW, SNAPSHOT, STRAY, SWAP
-from fixture_tools import fixture_path
+from tests.support.fix_rules import GROW, SNAPSHOT, STRAY, SWAP
+from tests.support.fixture_tools import fixture_path
 from flake8_tensorcopy.engine.core import AnalysisError, select_rules
 from flake8_tensorcopy.fix.fixer import FixError, fix_source
 from flake8_tensorcopy.rules import BY_CODE, RULES
@@ -136,7 +136,7 @@ def test_import_opens_a_block_after_the_docstring():
 
 
 def test_a_fix_that_would_leave_a_name_unbound_is_dropped_with_its_reason():
-    from fix_rules import REBIND
+    from tests.support.fix_rules import REBIND
     from flake8_tensorcopy.fix.fixer import fix_source
 
     source = "memory = 1\n\n\ndef step():\n    keep(memory)\n\n\ndef local(m):\n    keep(m)\n"
@@ -147,7 +147,7 @@ def test_a_fix_that_would_leave_a_name_unbound_is_dropped_with_its_reason():
 
 
 def test_fix_tags_a_dropped_fix_with_its_reason():
-    from fix_rules import REBIND
+    from tests.support.fix_rules import REBIND
     from flake8_tensorcopy.cli import fix as fixcmd
     from flake8_tensorcopy.fix.fixer import fix_source
 

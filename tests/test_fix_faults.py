@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from fix_tools import BAD, FIXED, leftovers, run_fix
+from tests.support.fix_tools import BAD, FIXED, leftovers, run_fix
 from flake8_tensorcopy.sources import fileio
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

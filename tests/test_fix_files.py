@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from fix_tools import BAD, FIXED, leftovers, run_fix
+from tests.support.fix_tools import BAD, FIXED, leftovers, run_fix
 
 
 def write(path, data: bytes):

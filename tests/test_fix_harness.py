@@ -9,7 +9,7 @@ import dataclasses
 
 import pytest
 
-from cli_tools import load_script
+from tests.support.cli_tools import load_script
 
 from flake8_tensorcopy.engine.core import AnalysisError
 from flake8_tensorcopy.fix.fixer import Outcome, fix_source, reported

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from fix_rules import APPEND
+from tests.support.fix_rules import APPEND
 from flake8_tensorcopy.fix.fixer import fix_source
 from flake8_tensorcopy.rules import BY_CODE
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 
-from notebook_tools import cell_sources, code_notebook, fix_notebook
+from tests.support.notebook_tools import cell_sources, code_notebook, fix_notebook
 from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.fix.fixer import fix_source
 from flake8_tensorcopy.rules import BY_CODE, RULES

@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from fixture_tools import by_hand, cases, fixture_path, load, swap_defs
+from tests.support.fixture_tools import by_hand, cases, fixture_path, load, swap_defs
 from flake8_tensorcopy.cli.main import main
 from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.rules.model import FixAvailability

@@ -1,7 +1,7 @@
 """`fix` shares `check`'s ground: notebooks, and the [tool.flake8-tensorcopy] configuration."""
 import json
 
-from cli_tools import DEEPCOPY, notebook_text, run_cli
+from tests.support.cli_tools import DEEPCOPY, notebook_text, run_cli
 
 
 def test_fix_rewrites_a_notebook_cell_and_keeps_magics_and_outputs(tmp_path):

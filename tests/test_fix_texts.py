@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from fixture_tools import by_hand, fixture_path, swap_defs
+from tests.support.fixture_tools import by_hand, fixture_path, swap_defs
 from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.rules import BY_CODE
 

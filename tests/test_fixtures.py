@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixture_tools import expectations, fixture_path
+from tests.support.fixture_tools import expectations, fixture_path
 from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.rules import RULES
 

@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fixture_tools import FIXTURES, expectations
+from tests.support.fixture_tools import FIXTURES, expectations
 from flake8_tensorcopy.rules import RULES
 
 ROOT = Path(__file__).resolve().parent.parent

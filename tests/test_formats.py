@@ -6,7 +6,7 @@ import json
 import jsonschema
 import pytest
 
-from cli_tools import BAD, DEEPCOPY, ROOT, notebook_text, run_cli
+from tests.support.cli_tools import BAD, DEEPCOPY, ROOT, notebook_text, run_cli
 from flake8_tensorcopy.pipeline.lint import Item
 from flake8_tensorcopy.cli.formats import github_line, render
 from flake8_tensorcopy.rules import RULES

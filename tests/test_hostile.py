@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from cli_tools import ROOT
+from tests.support.cli_tools import ROOT
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
 

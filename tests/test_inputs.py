@@ -15,7 +15,7 @@ from flake8_tensorcopy.sources.fileio import FileError, decode
 from flake8_tensorcopy.engine.core import AnalysisError, analyse
 from flake8_tensorcopy.adapters.flake8_plugin import Plugin
 from flake8_tensorcopy.rules import RULES
-from robust_inputs import INPUTS, REAL
+from tests.support.robust_inputs import INPUTS, REAL
 
 ROOT = Path(__file__).resolve().parent.parent
 BY_NAME = {i.name: i for i in INPUTS}

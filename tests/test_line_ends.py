@@ -6,8 +6,8 @@ import ast
 
 import pytest
 
-from cli_tools import run_cli
-from fixture_tools import FIXTURES
+from tests.support.cli_tools import run_cli
+from tests.support.fixture_tools import FIXTURES
 from flake8_tensorcopy.adapters.flake8_plugin import Plugin
 from flake8_tensorcopy.rules import RULES
 

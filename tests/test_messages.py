@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from cli_tools import ROOT, run_cli
+from tests.support.cli_tools import ROOT, run_cli
 from flake8_tensorcopy.text import MAX_QUOTED, one_line, printable
 
 ESC = "\x1b"

@@ -10,7 +10,7 @@ import sys
 import flake8.defaults
 import pytest
 
-from cli_tools import ROOT, reported
+from tests.support.cli_tools import ROOT, reported
 from flake8_tensorcopy.pipeline import noqa
 from flake8_tensorcopy.pipeline.lint import Document, lint
 from flake8_tensorcopy.rules import RULES

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from cli_tools import CELLS, notebook_text, reported, run_cli
-from notebook_tools import cell_sources, code_notebook, fix_notebook
+from tests.support.cli_tools import CELLS, notebook_text, reported, run_cli
+from tests.support.notebook_tools import cell_sources, code_notebook, fix_notebook
 from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.sources.notebook import BOUNDARY, NotebookError, read_notebook
 
@@ -126,7 +126,7 @@ def test_a_crlf_notebook_keeps_crlf_and_changes_only_the_fixed_line(tmp_path, ca
     text = code_notebook("import torch\nh = torch.ones(3)\nb = torch.tensor(h)\n", "print(b)\n").replace("\n", "\r\n")
     path = tmp_path / "nb.ipynb"
     path.write_bytes(text.encode())
-    from fix_tools import run_fix
+    from tests.support.fix_tools import run_fix
 
     run_fix(capsys, path)
     after = path.read_bytes().decode()

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from cli_tools import run_cli
-from notebook_tools import cell_sources, code_notebook, fix_notebook
+from tests.support.cli_tools import run_cli
+from tests.support.notebook_tools import cell_sources, code_notebook, fix_notebook
 from flake8_tensorcopy.sources.ipython_syntax import automagic, neutralise, read_cell
 from flake8_tensorcopy.sources.notebook import BOUNDARY, read_notebook
 from flake8_tensorcopy.sources.notebook_json import source_spans

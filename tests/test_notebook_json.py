@@ -8,7 +8,7 @@ import json
 import pytest
 from hypothesis import given, strategies as st
 
-from notebook_tools import code_notebook, fix_notebook
+from tests.support.notebook_tools import code_notebook, fix_notebook
 from flake8_tensorcopy.sources.notebook import read_notebook
 from flake8_tensorcopy.sources.notebook_json import replace_sources, source_spans
 

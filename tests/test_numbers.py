@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis_tools import context_at
+from tests.support.analysis_tools import context_at
 from flake8_tensorcopy.analysis import numbers
 
 

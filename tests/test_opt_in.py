@@ -4,7 +4,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from fixture_tools import FIXTURES, expectations
+from tests.support.fixture_tools import FIXTURES, expectations
 from flake8_tensorcopy.engine.core import select_rules
 from flake8_tensorcopy.rules import RULES
 

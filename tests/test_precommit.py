@@ -9,9 +9,9 @@ import re
 
 import pytest
 import yaml
-from fixture_tools import expectations
-from precommit_tools import (FIXTURES, ROOT, committed_repo, fixture_text, output, pre_commit,
-                             write)
+from tests.support.fixture_tools import expectations
+from tests.support.precommit_tools import (FIXTURES, ROOT, committed_repo, fixture_text, output,
+                                           pre_commit, write)
 
 BAD = FIXTURES / "TEN101" / "bad.py"
 

@@ -11,7 +11,7 @@ import re
 
 import pytest
 import yaml
-from precommit_tools import committed_repo, fixture_text, git, output, pre_commit
+from tests.support.precommit_tools import committed_repo, fixture_text, git, output, pre_commit
 
 pytestmark = pytest.mark.slow  # every test builds or runs a hook environment
 

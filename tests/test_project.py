@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from cli_tools import ROOT, reported, run_cli
+from tests.support.cli_tools import ROOT, reported, run_cli
 from flake8_tensorcopy.engine import core as engine
 
 SPLIT = """

@@ -14,7 +14,7 @@ import hypothesmith
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixture_tools import FIXTURES
+from tests.support.fixture_tools import FIXTURES
 from flake8_tensorcopy.engine.core import AnalysisError, analyse, could_fire, partial_tree
 from flake8_tensorcopy.adapters.flake8_plugin import Plugin
 from flake8_tensorcopy.rules import RULES

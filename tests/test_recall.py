@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from cli_tools import load_script
+from tests.support.cli_tools import load_script
 
 recall = load_script("recall")
 

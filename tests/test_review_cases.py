@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fixture_tools import FIXTURES, expectations
+from tests.support.fixture_tools import FIXTURES, expectations
 from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.rules import RULES
 
@@ -50,7 +50,7 @@ def _fixed_module(tmp_path, capsys, name):
     """Copy a review case, run `fix --unsafe-fixes` on it, import the result."""
     import importlib.util
 
-    from fix_tools import run_fix
+    from tests.support.fix_tools import run_fix
 
     path = tmp_path / name
     path.write_text((FIXTURES / "review" / name).read_text())

@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from edit_tools import apply_edits, fix_all
-from fixture_tools import by_hand, fixture_path, swap_defs
+from tests.support.edit_tools import apply_edits, fix_all
+from tests.support.fixture_tools import by_hand, fixture_path, swap_defs
 from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.rules import BY_CODE, RULES
 

@@ -16,9 +16,9 @@ from flake8_tensorcopy.engine import core as engine
 from flake8_tensorcopy.rules.model import Trigger
 from flake8_tensorcopy.adapters.flake8_plugin import Plugin
 from flake8_tensorcopy.rules import BY_CODE, RULES
-from regex_steps import Counting
-from scaling_cases import SHAPES, WorkCounter, big_file, every_rule, hostile_text, long_line, many_branches, \
-    neighbours, nesting, notebook, one_scope, package, unit, write_files
+from tests.support.regex_steps import Counting
+from tests.support.scaling_cases import SHAPES, WorkCounter, big_file, every_rule, hostile_text, long_line, \
+    many_branches, neighbours, nesting, notebook, one_scope, package, unit, write_files
 
 pytestmark = pytest.mark.slow  # traced or step-counted runs at two sizes
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fixture_tools import ROOT
+from tests.support.fixture_tools import ROOT
 from flake8_tensorcopy.cli.main import main
 from flake8_tensorcopy.rules import RULES
 

@@ -292,7 +292,7 @@ def test_a_conversion_after_an_early_return_for_tensors_is_intended():
 def test_many_defs_with_parameters_cost_linear_work():
     """Every def's parameter asks for its callers: finding them must not walk (or search) the whole file
     once per def (a 50,000-line file of 6,250 such defs took 100 s). Work counted as in test_scaling."""
-    from scaling_cases import WorkCounter
+    from tests.support.scaling_cases import WorkCounter
 
     def program(n):
         defs = "".join(f"def case_{i}(x):\n    y = x.exp()\n    z = y.detach()\n    z.mul_(2)\n    return z\n\n\n"

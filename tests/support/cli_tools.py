@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BAD = (ROOT / "fixtures" / "TEN101" / "bad.py").read_text()
 DEEPCOPY = ("import copy\nimport torch\n\n\ndef f():\n    t = torch.ones(3, requires_grad=True) * 2\n"
             "    return copy.deepcopy(t)\n")

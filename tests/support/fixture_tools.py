@@ -6,7 +6,7 @@ import importlib.util
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
 EXPECT = re.compile(r"#\s*expect:\s*(?P<items>TEN\d{3}:\d+(?:\s*,\s*TEN\d{3}:\d+)*)")
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from fix_tools import run_fix
+from tests.support.fix_tools import run_fix
 
 
 def code_notebook(*sources, language="python") -> str:

@@ -9,7 +9,7 @@ import pytest
 
 from flake8_tensorcopy.analysis import api
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_committed_model_is_what_the_generator_writes_from_this_torch():

@@ -17,7 +17,7 @@ from flake8_tensorcopy.adapters.flake8_plugin import Plugin
 from flake8_tensorcopy.rules import RULES
 from tests.support.robust_inputs import INPUTS, REAL
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BY_NAME = {i.name: i for i in INPUTS}
 SLOW_INPUTS = {"fifty_thousand_lines"}
 

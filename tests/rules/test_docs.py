@@ -9,7 +9,7 @@ from flake8_tensorcopy.rules.docs import code_blocks, runnable
 from flake8_tensorcopy.engine.core import analyse, select_rules
 from flake8_tensorcopy.rules import RULES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_generated_docs_are_up_to_date():

@@ -10,7 +10,7 @@ import sys
 from tests.support.fix_tools import BAD, FIXED, leftovers, run_fix
 from flake8_tensorcopy.sources import fileio
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def make(tmp_path, n=1):

@@ -7,7 +7,7 @@ import sys
 
 from tests.support.fix_tools import BAD, FIXED, run_fix
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLEAN = "import torch\n\nx = torch.zeros(3)\n"
 
 

@@ -10,7 +10,7 @@ import difflib
 
 from hypothesis import given
 
-from tests.test_properties import programs
+from tests.integration.test_properties import programs
 
 
 def fixed_text(source: str) -> str:

@@ -13,7 +13,7 @@ from flake8_tensorcopy.engine.core import analyse, select_rules
 from flake8_tensorcopy.rules.model import FixAvailability, FixForm, FixSafety, Rule
 from flake8_tensorcopy.rules import MODULES, RULES, catalog_entry, module_rules
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_catalog_says_what_the_rule_modules_say():  # else: python scripts/gen_docs.py

@@ -15,7 +15,7 @@ import pytest
 from tests.support.fixture_tools import FIXTURES, expectations
 from tests.support.lsp_client import LspClient
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60  # seconds for any one reply; generous for a loaded machine, and the test can never hang
 
 

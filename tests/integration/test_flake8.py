@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.support.fixture_tools import FIXTURES, expectations
 from flake8_tensorcopy.rules import RULES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def flake8(*args, stdin=None, cwd=None):

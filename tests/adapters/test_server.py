@@ -23,7 +23,7 @@ from flake8_tensorcopy.adapters.schedule import Scheduler
 from flake8_tensorcopy.cli.main import main
 from flake8_tensorcopy.rules.docs import DOCS_URL
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEADLINE = 60  # seconds any one wait may take on a loaded machine; a silent server fails, never hangs
 BAD = ("import torch\n\n\ndef make():\n    w = torch.nn.Parameter(torch.ones(3))\n    hidden = w * 2\n"
        "    return torch.tensor(hidden)\n")

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 from tests.support.cli_tools import DEEPCOPY, ROOT, notebook_text, reported, run_cli
-from tests.test_fuzz_fix import compiles
-from tests.test_line_ends import STYLES, with_line_ends
-from tests.test_properties import programs, run_plugin
+from tests.integration.test_fuzz_fix import compiles
+from tests.sources.test_line_ends import STYLES, with_line_ends
+from tests.integration.test_properties import programs, run_plugin
 from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.fix.fixer import fix_source
 from flake8_tensorcopy.rules import RULES

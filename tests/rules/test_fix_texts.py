@@ -6,7 +6,9 @@ import re
 
 import pytest
 
+from tests.support.edit_tools import fix_all
 from tests.support.fixture_tools import by_hand, fixture_path, swap_defs
+from tests.support.rule_tools import DEFAULT
 from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.rules import BY_CODE
 
@@ -40,3 +42,12 @@ def test_fix_edits_produce_fixed_fixture(code):
     assert code_lines(swap_defs(fixed, hand, expected)) == code_lines(expected)  # by hand: no fix there
     if code == "TEN301":
         assert all(f.fix.imports == ("copy",) for f in findings if "deepcopy" in f.fix.edits[0].text)
+
+
+@pytest.mark.parametrize("code", ["TEN401", "TEN901", "TEN902", "TEN903"])
+def test_fixed_fixture_is_exactly_what_the_fixes_produce(code):
+    """Apart from the defs and classes whose findings have no fix: fixed.py rewrites those by hand."""
+    bad, fixed = (fixture_path(code, v).read_text(encoding="utf-8") for v in ("bad", "fixed"))
+    rules = DEFAULT + ([BY_CODE[code]] if not BY_CODE[code].default_on else [])
+    produced = re.sub(r"  # expect: [^\n]*", "", fix_all(bad, rules))
+    assert swap_defs(produced, by_hand(code), fixed) == fixed

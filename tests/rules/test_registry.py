@@ -110,7 +110,7 @@ def test_rule_has_fixtures_and_claim_test(rule):
     for variant in ("bad", "good", "fixed", "claim"):
         assert (ROOT / "fixtures" / rule.code / f"{variant}.py").is_file()
     text = (ROOT / "fixtures" / rule.code / "claim.py").read_text()
-    assert "def assert_hazard(" in text and "def assert_fixed(" in text  # run by tests/test_claims.py
+    assert "def assert_hazard(" in text and "def assert_fixed(" in text  # run by tests/rules/test_claims.py
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)

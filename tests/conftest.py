@@ -27,7 +27,7 @@ settings.load_profile(hypothesis_profile(os.environ))
 
 @pytest.fixture(scope="session", autouse=True)
 def check_cache(tmp_path_factory):
-    """`check` keeps its cache in one folder of the session, not beside each test's files (tests/test_cache.py
+    """`check` keeps its cache in one folder of the session, not beside each test's files (tests/cli/test_cache.py
     tests the default place)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FLAKE8_TENSORCOPY_CACHE_DIR", str(tmp_path_factory.mktemp("check-cache")))

@@ -1,5 +1,5 @@
 """analysis/losses.py: entries of a dict of loss terms (what flows into backward is covered through TEN401
-in tests/test_rules_c.py)."""
+in tests/rules/test_ten401.py)."""
 from __future__ import annotations
 
 import pytest

@@ -2,7 +2,7 @@
 diffs on the rule's fixtures, compared with tests/snapshots/TENxxx.txt.
 
 A change shows as a unified diff of the snapshot; when it is intended, rewrite the snapshots with
-`TEN_UPDATE_SNAPSHOTS=1 python -m pytest tests/test_snapshots.py` and review the change in git."""
+`TEN_UPDATE_SNAPSHOTS=1 python -m pytest tests/integration/test_snapshots.py` and review the change in git."""
 from __future__ import annotations
 
 import difflib

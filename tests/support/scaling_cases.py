@@ -1,4 +1,4 @@
-"""Worst-case-shaped inputs at any size, shared by tests/test_scaling.py (which counts work) and
+"""Worst-case-shaped inputs at any size, shared by tests/integration/test_scaling.py (which counts work) and
 scripts/scaling.py (which times it). Each rule's documented example is repeated in the shapes that
 stress an analysis: many statements in one function (long binding chains), many branches that rebind
 the same names, many functions, deep nesting; and hostile text for the regexes."""

@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 from tests.support.cli_tools import ROOT, reported, run_cli
+from tests.support.project_tools import CONVERT, write
 from flake8_tensorcopy.engine import core as engine
 
 SPLIT = """
@@ -30,13 +31,6 @@ TRAIN = """
         train_x.to(device)
         return train_x, train_y
 """
-
-
-def write(folder, files: dict[str, str]):
-    for name, text in files.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
 
 
 def codes_at(path) -> list[tuple[int, str]]:
@@ -188,21 +182,6 @@ def test_an_imported_tensor_table_has_a_kind_for_every_rule(tmp_path):
     write(tmp_path, {"pkg/__init__.py": "", "pkg/maths.py": TABLE,
                      "pkg/move.py": "from .maths import ROOTS\n\n\ndef move(device):\n    ROOTS.to(device)\n"})
     assert codes_at(tmp_path / "pkg" / "move.py") == [(5, "TEN104")]
-
-
-CONVERT = """
-    import torch
-
-
-    def to_tensor(values):
-        return torch.tensor(values, dtype=torch.float32)
-
-
-    class Potential:
-        def __init__(self, model, mean=None):
-            self.model = model
-            self.mean = torch.tensor(mean)
-"""
 
 
 @pytest.mark.parametrize("caller, found", [

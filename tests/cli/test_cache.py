@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from tests.support.cli_tools import ROOT, run_cli
-from tests.analysis.test_project import CONVERT, write
+from tests.support.project_tools import CONVERT, write
 
 from flake8_tensorcopy.cli import cache
 

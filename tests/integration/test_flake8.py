@@ -5,10 +5,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.fixture_tools import FIXTURES, expectations
 from flake8_tensorcopy.rules import RULES
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow  # real flake8 in subprocesses
 
 
 def flake8(*args, stdin=None, cwd=None):

@@ -14,9 +14,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 from tests.support.cli_tools import DEEPCOPY, ROOT, notebook_text, reported, run_cli
-from tests.integration.test_fuzz_fix import compiles
-from tests.sources.test_line_ends import STYLES, with_line_ends
-from tests.integration.test_properties import programs, run_plugin
+from tests.support.line_ends import STYLES, with_line_ends
+from tests.support.programs import compiles, programs, run_plugin
 from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.fix.fixer import fix_source
 from flake8_tensorcopy.rules import RULES
@@ -24,6 +23,7 @@ from flake8_tensorcopy.config import pyproject as config
 from flake8_tensorcopy.cli.main import build_parser
 from flake8_tensorcopy.config.settings import Options, selection
 
+pytestmark = pytest.mark.slow  # every front end over the same files, most in subprocesses
 FIX_ONLY = {"--diff", "--check", "--unsafe-fixes"}
 CHECK_ONLY = {"--add-noqa", "--statistics", "--exit-zero", "--show-settings"}
 DECLARED = "import copy\nfrom mylib import load\n\n\ndef f():\n    b = load()\n    return copy.copy(b)\n"
@@ -265,7 +265,7 @@ FUZZ = settings(max_examples=20, derandomize=True, database=None, deadline=None,
 
 
 def generated_programs() -> list[str]:
-    """The same 20 programs composed from the fixtures' vocabulary (test_properties.programs) on every run."""
+    """The same 20 programs composed from the fixtures' vocabulary (tests/support/programs.py) on every run."""
     found = []
 
     @FUZZ

@@ -8,9 +8,12 @@ from __future__ import annotations
 import ast
 import difflib
 
+import pytest
 from hypothesis import given
 
-from tests.integration.test_properties import programs
+from tests.support.programs import compiles, programs
+
+pytestmark = pytest.mark.slow  # the fixer over generated programs
 
 
 def fixed_text(source: str) -> str:
@@ -18,14 +21,6 @@ def fixed_text(source: str) -> str:
 
     out = fix_source(source, unsafe=True)
     return out if isinstance(out, str) else out.fixed  # the text, or an outcome that carries it
-
-
-def compiles(source: str) -> bool:
-    try:
-        compile(source, "composed.py", "exec", dont_inherit=True)
-    except SyntaxError:
-        return False
-    return True
 
 
 def is_import(line: str) -> bool:

@@ -11,7 +11,8 @@ import pytest
 
 from tests.support.cli_tools import ROOT
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+pytestmark = [pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX"),
+              pytest.mark.slow]  # most tests run the commands in subprocesses, each with a timeout
 
 
 def cli(*args, cwd, stdin=None):

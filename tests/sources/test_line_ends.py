@@ -8,23 +8,11 @@ import pytest
 
 from tests.support.cli_tools import run_cli
 from tests.support.fixture_tools import FIXTURES
+from tests.support.line_ends import STYLES, with_line_ends
 from flake8_tensorcopy.adapters.flake8_plugin import Plugin
 from flake8_tensorcopy.rules import RULES
 
-STYLES = ("lf", "crlf", "cr", "mixed")
 FILES = sorted(p for p in FIXTURES.glob("TEN*/*.py") if p.stem in ("bad", "good", "fixed"))
-
-
-def with_line_ends(text: str, style: str) -> str:
-    """`text` (LF) with the line ends of `style`; `mixed` cycles LF, CRLF and CR (a CR before an empty line
-    would join the next LF into one CRLF end: CRLF there)."""
-    lines = text.split("\n")
-    ends = {"lf": ["\n"], "crlf": ["\r\n"], "cr": ["\r"], "mixed": ["\n", "\r\n", "\r"]}[style]
-    out = []
-    for i, line in enumerate(lines[:-1]):
-        end = ends[i % len(ends)]
-        out.append(line + ("\r\n" if end == "\r" and not lines[i + 1] else end))
-    return "".join(out) + lines[-1]
 
 
 def name_of(path) -> str:

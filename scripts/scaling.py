@@ -1,4 +1,4 @@
-"""Time the worst-case inputs of tests/test_scaling.py at two sizes and print the ratio of the times.
+"""Time the worst-case inputs of tests/integration/test_scaling.py at two sizes and print the ratio of the times.
 
     python scripts/scaling.py                       # this checkout, every case
     python scripts/scaling.py --package /tmp/old    # another checkout's flake8_tensorcopy (a "before")

@@ -4,9 +4,9 @@ from pathlib import Path
 
 from flake8_tensorcopy.analysis import bodies
 from flake8_tensorcopy.analysis.guards import type_tested
-from analysis_tools import context_at
+from tests.support.analysis_tools import context_at
 
-PACKAGE = Path(__file__).resolve().parent.parent / "flake8_tensorcopy"
+PACKAGE = Path(__file__).resolve().parents[2] / "flake8_tensorcopy"
 
 SOURCE = '''\
 def f(x, stats):  # <-

@@ -167,13 +167,19 @@ class Pool:
                 call, future = self.waiting.popleft()
                 if future.done():
                     continue
-                worker.future, worker.label = future, call.label
-                self.event(f"started on worker {worker.proc.pid}: {call.label}")
                 try:
-                    write_frame(worker.proc.stdin, call)
-                except (OSError, ValueError, pickle.PicklingError) as exc:
-                    worker.future = None
-                    future.set_exception(WorkerError(f"cannot hand the job to worker {worker.proc.pid}: {exc}"))
+                    body = pickle.dumps(call, protocol=pickle.HIGHEST_PROTOCOL)
+                except Exception as exc:  # noqa: BLE001 - a bug of ours: this job fails, the worker is fine
+                    future.set_exception(WorkerError(f"cannot hand the job to a worker: {exc}"))
+                    continue
+                worker.future, worker.label = future, call.label
+                try:
+                    worker.proc.stdin.write(HEADER.pack(len(body)) + body)
+                    worker.proc.stdin.flush()
+                except (OSError, ValueError):  # it died: its reader says so, failing the job (died)
+                    worker.proc.kill()
+                    continue
+                self.event(f"started on worker {worker.proc.pid}: {call.label}")
 
     def replied(self, worker: Worker, reply) -> None:
         future, worker.future, worker.answered = worker.future, None, True

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 from cli_tools import DEEPCOPY, ROOT, notebook_text, reported, run_cli
+from server_tools import Server
 from test_fuzz_fix import compiles
 from test_line_ends import STYLES, with_line_ends
 from test_properties import programs, run_plugin
@@ -197,9 +198,42 @@ def findings_by_file(stdout: str) -> dict[str, list[tuple[int, str]]]:
     return {name: sorted(found) for name, found in out.items()}
 
 
+SELECT_ALL = '[tool.flake8-tensorcopy]\nselect = ["TEN"]\n'  # for the server, which takes no command line
+
+
+def notebook_cells(text: str) -> list[tuple[str, str]]:
+    """A notebook of a program: a title, a magic in a cell of its own, the program in the third cell."""
+    return [("markdown", "# A tutorial"), ("code", "%matplotlib inline\n"), ("code", text)]
+
+
+def notebook_findings(stdout: str) -> dict[str, list[tuple[int, int, str]]]:
+    """{notebook name: sorted (cell, line, code)} from `nb.ipynb:cell N:line:col: CODE ...` lines."""
+    out: dict[str, list] = {}
+    for name, cell, line, code in re.findall(r"^(\S+\.ipynb):cell (\d+):(\d+):\d+: (TEN\d+) ", stdout, re.M):
+        out.setdefault(name, []).append((int(cell), int(line), code))
+    return {name: sorted(found) for name, found in out.items()}
+
+
+def served(tree, notebooks, log) -> tuple[dict, dict]:
+    """What one language server publishes for every .py file of `tree` and every notebook of `notebooks`,
+    opened as an editor opens them: {name: sorted (line, code)}, {name: sorted (cell, line, code)}."""
+    with Server(tree, log) as server:
+        files = {server.open(p): p.name for p in sorted(tree.glob("*.py"))}
+        cells = {p.name: server.open_notebook(notebooks / p.name.replace(".py", ".ipynb"), notebook_cells(p.read_text()))
+                 for p in sorted(tree.glob("*.py"))}
+        published = server.diagnostics(list(files) + [u for uris in cells.values() for u in uris[1:]])
+    by_file = {name: sorted((d["range"]["start"]["line"] + 1, d["code"]) for d in published[uri])
+               for uri, name in files.items()}
+    by_notebook = {name.replace(".py", ".ipynb"): sorted((cell + 1, d["range"]["start"]["line"] + 1, d["code"])
+                                                          for cell in (1, 2) for d in published[uris[cell]])
+                   for name, uris in cells.items()}
+    return ({k: v for k, v in by_file.items() if v}, {k: v for k, v in by_notebook.items() if v})
+
+
 def test_every_front_end_suppresses_the_same_findings_over_fixtures_and_review_cases(tmp_path):
-    """flake8 (the plugin), check, fix --diff and the codemod over the fixtures and the review cases, each
-    with every noqa form on its finding lines: the same findings reported, the same ones suppressed."""
+    """flake8 (the plugin), check, fix --diff, the codemod and the language server over the fixtures and the
+    review cases, each with every noqa form on its finding lines: the same findings reported, the same ones
+    suppressed; and each of them as a notebook with a magic, in check and in the server."""
     import shutil
 
     review = sorted(p for p in (ROOT.parent / "shared" / "cases" / "review").glob("*.py")) or sorted(
@@ -215,15 +249,28 @@ def test_every_front_end_suppresses_the_same_findings_over_fixtures_and_review_c
         for line, code in pairs:
             found.setdefault(name, {}).setdefault(line, []).append(code)
     assert len(found) > 20
-    tree = tmp_path / "variants"
+    tree, notebooks = tmp_path / "variants", tmp_path / "notebooks"
     tree.mkdir()
+    notebooks.mkdir()
     noqa_variants(tree, sources, found)
+    (tree / "pyproject.toml").write_text(SELECT_ALL)
+    (notebooks / "pyproject.toml").write_text(SELECT_ALL)
+    for path in tree.glob("*.py"):
+        (notebooks / path.name.replace(".py", ".ipynb")).write_text(notebook_text(notebook_cells(path.read_text())))
     flake8_says = findings_by_file(flake8(tree, ".").stdout)
     check_says = findings_by_file(run_cli("check", "--select", "TEN", "-q", ".", cwd=tree).stdout)
     assert check_says == flake8_says
+    server_says, server_notebooks = served(tree, notebooks, tmp_path / "server.log")
+    assert server_says == flake8_says
+    check_notebooks = notebook_findings(run_cli("check", "--select", "TEN", "-q", ".", cwd=notebooks).stdout)
+    assert server_notebooks == check_notebooks
+    assert check_notebooks == {name.replace(".py", ".ipynb"): [(3, line, code) for line, code in pairs]
+                               for name, pairs in flake8_says.items()}  # the program's findings, in its cell
     suppressed = {form: sum(len(v) for k, v in flake8_says.items() if k.startswith(form)) for form in NOQA_FORMS}
+    in_notebooks = {form: sum(len(v) for k, v in check_notebooks.items() if k.startswith(form)) for form in NOQA_FORMS}
     everything = sum(len(codes) for lines in found.values() for codes in lines.values())
-    assert suppressed["bare"] == suppressed["own"] == 0 and "file_level__" not in "".join(flake8_says)
+    assert suppressed["bare"] == suppressed["own"] == in_notebooks["bare"] == in_notebooks["own"] == 0
+    assert "file_level__" not in "".join(flake8_says) + "".join(check_notebooks)
     assert suppressed["no_space"] == suppressed["other_tool"] == suppressed["lower_case"] == everything
     assert 0 < suppressed["merged_first"] < everything
     diff = run_cli("fix", "--diff", "--select", "TEN", "-q", ".", cwd=tree)

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 from cli_tools import DEEPCOPY, ROOT, notebook_text, reported, run_cli
-from server_tools import Server
+from server_tools import Server, apply
 from test_fuzz_fix import compiles
 from test_line_ends import STYLES, with_line_ends
 from test_properties import programs, run_plugin
@@ -214,20 +214,27 @@ def notebook_findings(stdout: str) -> dict[str, list[tuple[int, int, str]]]:
     return {name: sorted(found) for name, found in out.items()}
 
 
-def served(tree, notebooks, log) -> tuple[dict, dict]:
+def served(tree, notebooks, log, fix_all: str) -> tuple[dict, dict, dict]:
     """What one language server publishes for every .py file of `tree` and every notebook of `notebooks`,
-    opened as an editor opens them: {name: sorted (line, code)}, {name: sorted (cell, line, code)}."""
+    opened as an editor opens them: {name: sorted (line, code)}, {name: sorted (cell, line, code)}; and the
+    text of each file whose name starts with `fix_all` after its fix-all action."""
     with Server(tree, log) as server:
         files = {server.open(p): p.name for p in sorted(tree.glob("*.py"))}
-        cells = {p.name: server.open_notebook(notebooks / p.name.replace(".py", ".ipynb"), notebook_cells(p.read_text()))
+        cells = {p.name: server.open_notebook(notebooks / p.with_suffix(".ipynb").name, notebook_cells(p.read_text()))
                  for p in sorted(tree.glob("*.py"))}
         published = server.diagnostics(list(files) + [u for uris in cells.values() for u in uris[1:]])
+        fixed = {}
+        for uri, name in files.items():
+            if name.startswith(fix_all):
+                text = (tree / name).read_text()
+                [action] = server.actions(uri, 0, only=["source.fixAll"]) or [{"edit": {"changes": {uri: []}}}]
+                fixed[name] = apply(text, action["edit"]["changes"][uri])
     by_file = {name: sorted((d["range"]["start"]["line"] + 1, d["code"]) for d in published[uri])
                for uri, name in files.items()}
-    by_notebook = {name.replace(".py", ".ipynb"): sorted((cell + 1, d["range"]["start"]["line"] + 1, d["code"])
-                                                          for cell in (1, 2) for d in published[uris[cell]])
-                   for name, uris in cells.items()}
-    return ({k: v for k, v in by_file.items() if v}, {k: v for k, v in by_notebook.items() if v})
+    by_notebook = {name.replace(".py", ".ipynb"): sorted(
+        (cell + 1, d["range"]["start"]["line"] + 1, d["code"]) for cell in (1, 2) for d in published[uris[cell]])
+        for name, uris in cells.items()}
+    return {k: v for k, v in by_file.items() if v}, {k: v for k, v in by_notebook.items() if v}, fixed
 
 
 def test_every_front_end_suppresses_the_same_findings_over_fixtures_and_review_cases(tmp_path):
@@ -260,7 +267,7 @@ def test_every_front_end_suppresses_the_same_findings_over_fixtures_and_review_c
     flake8_says = findings_by_file(flake8(tree, ".").stdout)
     check_says = findings_by_file(run_cli("check", "--select", "TEN", "-q", ".", cwd=tree).stdout)
     assert check_says == flake8_says
-    server_says, server_notebooks = served(tree, notebooks, tmp_path / "server.log")
+    server_says, server_notebooks, fixed_all = served(tree, notebooks, tmp_path / "server.log", "other_tool__")
     assert server_says == flake8_says
     check_notebooks = notebook_findings(run_cli("check", "--select", "TEN", "-q", ".", cwd=notebooks).stdout)
     assert server_notebooks == check_notebooks
@@ -275,9 +282,15 @@ def test_every_front_end_suppresses_the_same_findings_over_fixtures_and_review_c
     assert 0 < suppressed["merged_first"] < everything
     diff = run_cli("fix", "--diff", "--select", "TEN", "-q", ".", cwd=tree)
     assert findings_by_file(diff.stdout) == flake8_says  # what fix would fix or leave is what flake8 reports
-    fixed, codemod = tmp_path / "fixed", tmp_path / "codemod"
+    fixed, codemod, safe = tmp_path / "fixed", tmp_path / "codemod", tmp_path / "safe"
     shutil.copytree(tree, fixed)
     shutil.copytree(tree, codemod)
+    safe.mkdir()
+    for name in fixed_all:
+        shutil.copy(tree / name, safe / name)
+    run_cli("fix", "--select", "TEN", "-q", ".", cwd=safe)
+    assert fixed_all == {name: (safe / name).read_text() for name in fixed_all}  # fix-all is `fix`'s safe fixes
+    assert sum(text != (tree / name).read_text() for name, text in fixed_all.items()) >= 2  # the cases with safe fixes
     run_cli("fix", "--unsafe-fixes", "--select", "TEN", "-q", ".", cwd=fixed)
     cmd = [sys.executable, "-m", "libcst.tool", "codemod", "-x", "flake8_tensorcopy.adapters.codemod.TensorCopyCodemod",
            "--no-format", "--unsafe-fixes", "--select", "TEN", "."]

@@ -80,3 +80,14 @@ def test_a_worker_that_dies_is_replaced_and_the_server_lives_on(tmp_path):
     workers = [i for i, m in enumerate(events) if re.search(r"worker \d+ started$", trace(m))]
     assert len(workers) == 3 and workers[1] < ended < workers[2]  # two at the start, then its replacement
     assert ended < index(events, published(uri, 1)) < index(events, published(uri, 2))
+
+
+def test_without_workers_the_server_analyses_in_threads(tmp_path):
+    """`workers: 0`: the same answers from threads of the server's own process (no worker is started)."""
+    with Server(tmp_path, tmp_path / "server.log", trace=True, workers=0) as server:
+        uri = server.open(tmp_path / "small.py", BAD)
+        [diagnostic] = server.diagnostics([uri])[uri]
+        titles = [a["title"] for a in server.actions(uri, 6)]
+        events = server.events
+    assert diagnostic["code"] == "TEN204" and "Disable TEN204 for this line (# noqa)" in titles
+    assert not any("worker" in trace(m) for m in events)

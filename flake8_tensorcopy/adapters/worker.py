@@ -108,7 +108,7 @@ class Worker:
                 reply = read_frame(self.proc.stdout)
             except Exception as exc:  # noqa: BLE001 - a reply that cannot be read: the worker is done for
                 reply = None
-                self.pool.event(f"worker {self.proc.pid}: unreadable reply: {exc}")
+                self.pool.later(self.pool.event, f"worker {self.proc.pid}: unreadable reply: {exc}")
             if reply is None:
                 break
             self.pool.later(self.pool.replied, self, reply)
@@ -142,14 +142,18 @@ class Pool:
         return future
 
     def cancel(self, future: asyncio.Future) -> bool:
-        """Stop the job of `future`: dropped if waiting, its worker killed (and replaced) if running."""
-        for worker in self.workers:
-            if worker.future is future:
-                self.workers.remove(worker)
-                worker.stop()
-                self.event(f"cancelled on worker {worker.proc.pid}: {worker.label}")
-                self._fill()
-        self.waiting = collections.deque((c, f) for c, f in self.waiting if f is not future)
+        """Stop the job of `future`: dropped if waiting, its worker killed (and replaced) if running. False
+        for a job it cannot stop (one run in a thread): it is left to finish."""
+        running = next((w for w in self.workers if w.future is future), None)
+        waiting = [(c, f) for c, f in self.waiting if f is not future]
+        if running is None and len(waiting) == len(self.waiting):
+            return False
+        self.waiting = collections.deque(waiting)
+        if running is not None:
+            self.workers.remove(running)
+            running.stop()
+            self.event(f"cancelled on worker {running.proc.pid}: {running.label}")
+            self._fill()
         cancelled = future.cancel()
         self._dispatch()
         return cancelled

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from tests.support.cli_tools import DEEPCOPY, ROOT, notebook_text, reported, run_cli
 from tests.support.line_ends import STYLES, with_line_ends
 from tests.support.programs import compiles, programs, run_plugin
+from tests.support.server_tools import Server, apply
 from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.fix.fixer import fix_source
 from flake8_tensorcopy.rules import RULES
@@ -197,9 +198,49 @@ def findings_by_file(stdout: str) -> dict[str, list[tuple[int, str]]]:
     return {name: sorted(found) for name, found in out.items()}
 
 
+SELECT_ALL = '[tool.flake8-tensorcopy]\nselect = ["TEN"]\n'  # for the server, which takes no command line
+
+
+def notebook_cells(text: str) -> list[tuple[str, str]]:
+    """A notebook of a program: a title, a magic in a cell of its own, the program in the third cell."""
+    return [("markdown", "# A tutorial"), ("code", "%matplotlib inline\n"), ("code", text)]
+
+
+def notebook_findings(stdout: str) -> dict[str, list[tuple[int, int, str]]]:
+    """{notebook name: sorted (cell, line, code)} from `nb.ipynb:cell N:line:col: CODE ...` lines."""
+    out: dict[str, list] = {}
+    for name, cell, line, code in re.findall(r"^(\S+\.ipynb):cell (\d+):(\d+):\d+: (TEN\d+) ", stdout, re.M):
+        out.setdefault(name, []).append((int(cell), int(line), code))
+    return {name: sorted(found) for name, found in out.items()}
+
+
+def served(tree, notebooks, log, fix_all: str) -> tuple[dict, dict, dict]:
+    """What one language server publishes for every .py file of `tree` and every notebook of `notebooks`,
+    opened as an editor opens them: {name: sorted (line, code)}, {name: sorted (cell, line, code)}; and the
+    text of each file whose name starts with `fix_all` after its fix-all action."""
+    with Server(tree, log) as server:
+        files = {server.open(p): p.name for p in sorted(tree.glob("*.py"))}
+        cells = {p.name: server.open_notebook(notebooks / p.with_suffix(".ipynb").name, notebook_cells(p.read_text()))
+                 for p in sorted(tree.glob("*.py"))}
+        published = server.diagnostics(list(files) + [u for uris in cells.values() for u in uris[1:]])
+        fixed = {}
+        for uri, name in files.items():
+            if name.startswith(fix_all):
+                text = (tree / name).read_text()
+                [action] = server.actions(uri, 0, only=["source.fixAll"]) or [{"edit": {"changes": {uri: []}}}]
+                fixed[name] = apply(text, action["edit"]["changes"][uri])
+    by_file = {name: sorted((d["range"]["start"]["line"] + 1, d["code"]) for d in published[uri])
+               for uri, name in files.items()}
+    by_notebook = {name.replace(".py", ".ipynb"): sorted(
+        (cell + 1, d["range"]["start"]["line"] + 1, d["code"]) for cell in (1, 2) for d in published[uris[cell]])
+        for name, uris in cells.items()}
+    return {k: v for k, v in by_file.items() if v}, {k: v for k, v in by_notebook.items() if v}, fixed
+
+
 def test_every_front_end_suppresses_the_same_findings_over_fixtures_and_review_cases(tmp_path):
-    """flake8 (the plugin), check, fix --diff and the codemod over the fixtures and the review cases, each
-    with every noqa form on its finding lines: the same findings reported, the same ones suppressed."""
+    """flake8 (the plugin), check, fix --diff, the codemod and the language server over the fixtures and the
+    review cases, each with every noqa form on its finding lines: the same findings reported, the same ones
+    suppressed; and each of them as a notebook with a magic, in check and in the server."""
     import shutil
 
     review = sorted(p for p in (ROOT.parent / "shared" / "cases" / "review").glob("*.py")) or sorted(
@@ -215,22 +256,41 @@ def test_every_front_end_suppresses_the_same_findings_over_fixtures_and_review_c
         for line, code in pairs:
             found.setdefault(name, {}).setdefault(line, []).append(code)
     assert len(found) > 20
-    tree = tmp_path / "variants"
+    tree, notebooks = tmp_path / "variants", tmp_path / "notebooks"
     tree.mkdir()
+    notebooks.mkdir()
     noqa_variants(tree, sources, found)
+    (tree / "pyproject.toml").write_text(SELECT_ALL)
+    (notebooks / "pyproject.toml").write_text(SELECT_ALL)
+    for path in tree.glob("*.py"):
+        (notebooks / path.name.replace(".py", ".ipynb")).write_text(notebook_text(notebook_cells(path.read_text())))
     flake8_says = findings_by_file(flake8(tree, ".").stdout)
     check_says = findings_by_file(run_cli("check", "--select", "TEN", "-q", ".", cwd=tree).stdout)
     assert check_says == flake8_says
+    server_says, server_notebooks, fixed_all = served(tree, notebooks, tmp_path / "server.log", "other_tool__")
+    assert server_says == flake8_says
+    check_notebooks = notebook_findings(run_cli("check", "--select", "TEN", "-q", ".", cwd=notebooks).stdout)
+    assert server_notebooks == check_notebooks
+    assert check_notebooks == {name.replace(".py", ".ipynb"): [(3, line, code) for line, code in pairs]
+                               for name, pairs in flake8_says.items()}  # the program's findings, in its cell
     suppressed = {form: sum(len(v) for k, v in flake8_says.items() if k.startswith(form)) for form in NOQA_FORMS}
+    in_notebooks = {form: sum(len(v) for k, v in check_notebooks.items() if k.startswith(form)) for form in NOQA_FORMS}
     everything = sum(len(codes) for lines in found.values() for codes in lines.values())
-    assert suppressed["bare"] == suppressed["own"] == 0 and "file_level__" not in "".join(flake8_says)
+    assert suppressed["bare"] == suppressed["own"] == in_notebooks["bare"] == in_notebooks["own"] == 0
+    assert "file_level__" not in "".join(flake8_says) + "".join(check_notebooks)
     assert suppressed["no_space"] == suppressed["other_tool"] == suppressed["lower_case"] == everything
     assert 0 < suppressed["merged_first"] < everything
     diff = run_cli("fix", "--diff", "--select", "TEN", "-q", ".", cwd=tree)
     assert findings_by_file(diff.stdout) == flake8_says  # what fix would fix or leave is what flake8 reports
-    fixed, codemod = tmp_path / "fixed", tmp_path / "codemod"
+    fixed, codemod, safe = tmp_path / "fixed", tmp_path / "codemod", tmp_path / "safe"
     shutil.copytree(tree, fixed)
     shutil.copytree(tree, codemod)
+    safe.mkdir()
+    for name in fixed_all:
+        shutil.copy(tree / name, safe / name)
+    run_cli("fix", "--select", "TEN", "-q", ".", cwd=safe)
+    assert fixed_all == {name: (safe / name).read_text() for name in fixed_all}  # fix-all is `fix`'s safe fixes
+    assert sum(text != (tree / name).read_text() for name, text in fixed_all.items()) >= 2  # the cases with safe fixes
     run_cli("fix", "--unsafe-fixes", "--select", "TEN", "-q", ".", cwd=fixed)
     cmd = [sys.executable, "-m", "libcst.tool", "codemod", "-x", "flake8_tensorcopy.adapters.codemod.TensorCopyCodemod",
            "--no-format", "--unsafe-fixes", "--select", "TEN", "."]

@@ -10,7 +10,7 @@ from typing import Optional
 
 from tests.support.lsp_client import LspClient
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEADLINE = 120  # seconds any one wait may take on a loaded machine; a silent server fails, never hangs
 
 

@@ -45,7 +45,7 @@ def test_the_plugin_runs_only_the_rules_flake8_reports(monkeypatch):  # opt-in r
     from flake8_tensorcopy.adapters.flake8_plugin import Plugin
 
     # parse_options sets these on the class: restored after
-    for name in ("rules", "tensor_functions", "notice", "notice_file"):
+    for name in ("rules", "tensor_functions", "notice", "notice_file", "per_file"):
         monkeypatch.setattr(Plugin, name, getattr(Plugin, name))
     for argv, want in (([], DEFAULT), (["--extend-select", "TEN9"], ALL), (["--select", "TEN903"], ["TEN903"]),
                        (["--extend-ignore", "TEN1"], [c for c in DEFAULT if not c.startswith("TEN1")]),

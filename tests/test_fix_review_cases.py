@@ -145,3 +145,58 @@ def test_the_values_such_a_loop_keeps_must_stay_attached():
     detached = [critic(s).detach() for s in states]
     with pytest.raises(RuntimeError, match="does not require grad"):
         torch.stack([(v - t).pow(2).sum() for v, t in zip(detached, targets)]).sum().backward()
+
+
+SHOWN_TOGETHER = ("import numpy as np\nimport torch\narr = np.ones(5)\nt = torch.from_numpy(arr)",
+                  "arr += 1\nprint(arr, t)\nt += 1\nprint(arr, t)",
+                  "c = torch.tensor(arr)\narr += 1\nprint(arr, c)")
+
+
+def test_a_write_whose_next_read_shows_both_sides_together_gets_no_fix():
+    _, (finding,) = _notebook_findings("TEN103", *SHOWN_TOGETHER)
+    assert finding.fix is None  # `print(arr, t)` right after the write: the lesson shows the sharing
+    alone = SHOWN_TOGETHER[:1] + (SHOWN_TOGETHER[1].replace("print(arr, t)\nt += 1\nprint(arr, t)",
+                                                            "t += 1\nprint(arr)"),) + SHOWN_TOGETHER[2:]
+    _, (other,) = _notebook_findings("TEN103", *alone)
+    assert other.fix is not None  # the array alone, then used: the copy is what the code needs
+
+
+EPOCH = """
+import torch
+
+def train(model, loader, optimizer, criterion):
+    for epoch in range(3):
+        total = 0.0
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += loss
+        mean = {use}
+        print(epoch, mean)
+"""
+
+
+def test_an_accumulator_whose_arithmetic_gets_a_tensor_method_keeps_a_tensor():
+    (finding,) = analyse(EPOCH.format(use="(total / len(loader)).detach().cpu().numpy()"), "t.py",
+                         [BY_CODE["TEN401"]]).findings
+    assert finding.fix.edits[0].text == "loss.detach()"  # `.item()` would make `(total / n).detach()` raise
+    (plain,) = analyse(EPOCH.format(use="total / len(loader)"), "t.py", [BY_CODE["TEN401"]]).findings
+    assert plain.fix.edits[0].text == "loss.item()"
+
+
+def test_the_fixed_epoch_loop_runs_and_reports_the_same_mean():
+    """With real torch: the fixed loop runs, and the mean it reports is the one the original computed."""
+    source = textwrap.dedent(EPOCH.format(use="(total / len(loader)).detach().cpu().numpy()"))
+    fixed = fix_source(source, "t.py", RULES, unsafe=True).fixed
+    assert "total += loss.detach()" in fixed
+    means = []
+    for program in (source, fixed):
+        namespace = {"print": lambda epoch, mean: means.append(float(mean))}
+        exec(program, namespace)
+        torch.manual_seed(0)
+        model = torch.nn.Linear(2, 1)
+        loader = [(torch.randn(4, 2), torch.randn(4, 1)) for _ in range(3)]
+        namespace["train"](model, loader, torch.optim.SGD(model.parameters(), lr=0.1), torch.nn.MSELoss())
+    assert len(means) == 6 and means[:3] == pytest.approx(means[3:])

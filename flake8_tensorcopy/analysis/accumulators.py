@@ -148,14 +148,25 @@ def starts_numeric(key: str, acc, ctx) -> bool:
 
 
 def used_as_tensor(key: str, ctx) -> bool:
-    """Some code of the function calls a tensor method on the accumulator (`epoch_loss.item()`): a float
-    would break it, so the fix keeps a tensor (`.detach()`)."""
+    """Some code of the function calls a tensor method on the accumulator, or on arithmetic built from it
+    (`epoch_loss.item()`, `(total / n).detach()`): a float would break it, so the fix keeps a tensor
+    (`.detach()`)."""
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
     return key in ctx.facts.index(_tensor_method_receivers, body)
 
 
 def _tensor_method_receivers(facts, body) -> set:
-    return {dotted(n.value) for n in walk(body) if isinstance(n, ast.Attribute) and api.method(n.attr) is not None}
+    return {name for n in walk(body) if isinstance(n, ast.Attribute) and api.method(n.attr) is not None
+            for name in _operands(n.value)}
+
+
+def _operands(expr) -> set:
+    """The dotted names whose value `expr` carries through arithmetic: `total` in `(total / n)`, `-total`."""
+    if isinstance(expr, ast.BinOp):
+        return _operands(expr.left) | _operands(expr.right)
+    if isinstance(expr, ast.UnaryOp):
+        return _operands(expr.operand)
+    return {dotted(expr)}
 
 
 def _number_literal(value) -> bool:

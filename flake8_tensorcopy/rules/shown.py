@@ -6,6 +6,7 @@ a copy added by a fix would change only what it shows (TEN101, TEN103 offer no f
 from __future__ import annotations
 
 import ast
+from typing import Optional
 
 from ..analysis.facts import end_of
 
@@ -23,10 +24,11 @@ def displayed(node: ast.stmt, ctx) -> bool:
     return (not later or min(later) > min(ends)) and not rest.startswith(";")
 
 
-def only_shown(source: ast.AST, write: ast.AST, ctx) -> bool:
-    """Every read of the named `source`'s object after `write` (reads a later rebinding reaches are of
-    another object) is printed or a cell's displayed output, and there is one: code that shows the
-    sharing on purpose, as a lesson does (`t.add_(1); print(t); print(n)`)."""
+def only_shown(source: ast.AST, write: ast.AST, ctx, alias: str = "") -> bool:
+    """The code shows the sharing on purpose, as a lesson does: every read of the named `source`'s object
+    after `write` is printed or a cell's displayed output (`t.add_(1); print(t); print(n)`), or the first
+    one shows the `alias` beside it (`b += 1; print(a, b)`). Reads a later rebinding reaches are of
+    another object."""
     if not isinstance(source, ast.Name):
         return False
     scope = ctx.frame.scope
@@ -34,14 +36,22 @@ def only_shown(source: ast.AST, write: ast.AST, ctx) -> bool:
     reads = scope.loads_after(source.id, end_of(write))
     if origin is not None:
         reads = [p for p in reads if any(b is origin for b in scope.reaching(source.id, p))]
+    if not reads:
+        return False
+    shows = [_shown_in(pos, ctx) for pos in reads]
+    first = shows[reads.index(min(reads))]
+    return all(shows) or (bool(alias) and first is not None and any(
+        isinstance(n, ast.Name) and n.id == alias for n in ast.walk(first)))
+
+
+def _shown_in(pos, ctx) -> Optional[ast.AST]:
+    """The `print(...)` call or the cell's displayed output that holds the read at `pos`, else None."""
     root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    return bool(reads) and all(any(_printed(n) for n in ctx.facts.enclosing(root, pos)) or _in_output(pos, ctx)
-                               for pos in reads)
-
-
-def _in_output(pos, ctx) -> bool:
-    """The read at `pos` is part of a cell's displayed output (`old, new` as a cell's last line)."""
-    return any((s.lineno, s.col_offset) <= pos <= end_of(s) and displayed(s, ctx) for s in ctx.facts.tree.body)
+    printed = next((n for n in ctx.facts.enclosing(root, pos) if _printed(n)), None)
+    if printed is not None:
+        return printed
+    return next((s for s in ctx.facts.tree.body if (s.lineno, s.col_offset) <= pos <= end_of(s)
+                 and displayed(s, ctx)), None)
 
 
 def _printed(node: ast.AST) -> bool:

@@ -65,7 +65,7 @@ def check(node, ctx):
         site = alias.site  # None for an element of a tuple a helper returned: nothing to copy there
         fix = tensor_replace(ctx, [site], site, as_receiver(ctx.text(site), site) + ".clone()", FixSafety.UNSAFE) \
             if site is not None and not _updates_source(node, alias.source) \
-            and not only_shown(alias.source, node, ctx) else None
+            and not only_shown(alias.source, node, ctx, write.name) else None
         yield ctx.finding(node, fix, alias=write.name, source=ctx.text(alias.source),
                           where=ON_CPU if alias.moved else "")
 

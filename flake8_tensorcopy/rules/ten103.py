@@ -107,7 +107,7 @@ def check(node, ctx):
         site = alias.site
         proof = source if alias.side == "ndarray" else site  # `.copy()` of the tensor's ndarray, `.clone()` of a tensor
         fix = tensor_replace(ctx, [proof], site, f"{as_receiver(ctx.text(site), site)}.{copy}()", FixSafety.UNSAFE) \
-            if _one_site(write, ctx) and not only_shown(source, node, ctx) else None
+            if _one_site(write, ctx) and not only_shown(source, node, ctx, write.name) else None
         where = ON_CPU if alias.side == "ndarray" else STAYS_ON_CPU if alias.moved else ""
         at = "before the in-place call" if write.how == KEPT else f"at '{write.name} = ...'"
         yield ctx.finding(node, fix, alias=write.name, source=ctx.text(source), how=alias.how(), where=where,

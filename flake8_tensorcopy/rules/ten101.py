@@ -36,7 +36,8 @@ loss = y.sum()
 Unsafe: the fix appends `.clone()` at the alias site (`y.detach().clone()`, `y.detach().cpu().clone()`).
 It removes the aliasing, so code that relied on the write reaching `y` behaves differently.
 No fix where the write updates `y` from its gradient (`tmp -= lr * y.grad`, a hand-written step), or where
-every later read of `y` is printed or a notebook cell's displayed output (a lesson showing the sharing).
+every later read of `y` is printed or a notebook cell's displayed output, or the first one shows the alias
+beside it (`print(y, z)`): a lesson showing the sharing.
 
 ## References
 - torch.Tensor.detach: "Returned Tensor shares the same storage with the original one. In-place
@@ -100,7 +101,7 @@ RULE = Rule(
     fix=FixAvailability.SOMETIMES,
     fix_forms=(
         FixForm("`.clone()` at the alias site: `y.detach()` becomes `y.detach().clone()` (`y.detach().cpu().clone()`); "
-                "none where every later read of the source is printed or a cell's output (a lesson showing the sharing)",
+                "none where the code only shows the source after the write (a lesson showing the sharing)",
                 FixSafety.UNSAFE,
                 "aliasing: writes through the alias no longer reach the source"),
     ),

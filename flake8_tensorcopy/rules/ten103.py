@@ -52,8 +52,8 @@ print(arr.mean())
 ## Fix safety
 Unsafe: the fix appends `.copy()` (NumPy) or `.clone()` (torch) at the alias site, so the write no
 longer reaches the source; code that relied on the shared memory changes.
-No fix where every later read of the other side is printed or a notebook cell's displayed output (a lesson
-showing the sharing).
+No fix where every later read of the other side is printed or a notebook cell's displayed output, or the
+first one shows the alias beside it (`print(arr, t)`): a lesson showing the sharing.
 
 ## Known problems
 Casts share memory only when the dtype already matches (`torch.from_numpy(a).float()` of a float32
@@ -142,8 +142,8 @@ RULE = Rule(
     doc=__doc__,
     fix=FixAvailability.SOMETIMES,
     fix_forms=(
-        FixForm("`.copy()` (NumPy) or `.clone()` (torch) at the alias site; none where every later read of the "
-                "other side is printed or a cell's output (a lesson showing the sharing)",
+        FixForm("`.copy()` (NumPy) or `.clone()` (torch) at the alias site; none where the code only shows the "
+                "other side after the write (a lesson showing the sharing)",
                 FixSafety.UNSAFE,
                 "aliasing: writes no longer reach the other side"),
     ),

@@ -71,7 +71,8 @@ for x, y in loader:
 ## Fix safety
 Unsafe: the fix appends `.item()` to the accumulated value when the accumulator starts as a number
 (`0.0`, a dict of number literals, `defaultdict(float)`) and no code of the function uses it as a tensor
-(`epoch_loss.item()` later, or `(epoch_loss / n).detach()`), and `.detach()` otherwise (lists, other dicts, tensor accumulators).
+(`epoch_loss.item()` later, or `(epoch_loss / n).detach()`), and `.detach()` otherwise (lists, other dicts,
+tensor accumulators).
 `.item()` raises on a tensor with more than one element, and either form stops gradients through the
 accumulator, which code that does backpropagate through it in a way this rule cannot see would depend on.
 No fix when the loop backpropagates an element of the list (`losses[-1].backward()`): detaching what is

@@ -9,8 +9,8 @@ Labels live in ecosystem/recall.toml: facts about public code (where, which code
 fix that confirms a bug), never the code. Tier 1 cases are in released PyPI versions, fetched with
 `pip download --no-deps --only-binary :all: NAME==VERSION` into a cache outside the repository
 (~/.cache/flake8-tensorcopy/releases). Tier 2 cases are in git repositories at a commit; they are scored
-when a snapshot is present under --mirrors (DIR/owner+name/repo, a git directory, as the fetch tool lays
-them out), and listed as missing otherwise.
+when a snapshot is present under --mirrors (DIR/owner+name/repo, a git directory or a clone holding
+one, as the fetch tool lays them out), and listed as missing otherwise.
 
 A finding matches a label when it has the label's code and lies in the same statement as the labelled line.
 Recall = labelled bugs found / labelled bugs; precision = bugs found / (bugs found + benign cases flagged).
@@ -145,9 +145,15 @@ def _normal(source: str) -> str:
     return f"{re.sub(r'[-_.]+', '_', name).lower()}=={version}"
 
 
+def snapshot(mirrors: Path, repo: str) -> Path:
+    """The git directory of `repo`'s snapshot: DIR/owner+name/repo, bare, or a clone with its .git inside."""
+    git_dir = mirrors / repo.replace("/", "+") / "repo"
+    return git_dir / ".git" if (git_dir / ".git").is_dir() else git_dir
+
+
 def read_git(source: str, path: str, mirrors: Path) -> bytes:
     repo, commit = source.split("@")
-    git_dir = mirrors / repo.replace("/", "+") / "repo"
+    git_dir = snapshot(mirrors, repo)
     if not git_dir.is_dir():
         raise FileNotFoundError(f"no snapshot of {repo} under {mirrors}")
     done = subprocess.run(["git", "--git-dir", str(git_dir), "show", f"{commit}:{path}"], capture_output=True)
@@ -165,7 +171,7 @@ def checkout(source: str, path: str, mirrors: Path, cache: Path) -> Path:
     folder = cache / "checkouts" / f"{repo.replace('/', '+')}@{commit[:12]}"
     done_mark = folder / f".done-{top or 'root'}"
     if not done_mark.exists():
-        git_dir = mirrors / repo.replace("/", "+") / "repo"
+        git_dir = snapshot(mirrors, repo)
         spec = [f":(glob){top}/**/*.py"] if top else [":(glob)*.py"]
         folder.mkdir(parents=True, exist_ok=True)
         tar = subprocess.run(["git", "--git-dir", str(git_dir), "archive", "--format=tar", commit, "--", *spec],

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from . import api, training
+from . import api, project, summaries, training
 from .facts import dotted, pos_of, walk
 
 APPENDERS = {"append": 0, "appendleft": 0, "insert": 1}
@@ -65,19 +65,52 @@ def outlived_training_loop(key: str, acc, ctx):
 
 
 def reset_inside(key: str, acc, loop, ctx) -> bool:
-    """A plain assignment to the accumulator, or `acc.clear()`, anywhere in the loop (a periodic reset
-    counts: the kept graphs are then bounded by the reset interval)."""
+    """A plain assignment to the accumulator, `acc.clear()` or `del acc[:]`, anywhere in the loop (a periodic
+    reset counts: the kept graphs are then bounded by the reset interval), or in a def of the file the loop
+    calls that reaches the same object: `self.finish_episode()` emptying `self.saved`, `update()` emptying
+    the global `policy.saved` it does not bind itself."""
     keys, shapes = training.per_loop(ctx, loop, "assigned", _assigned)
-    return key in keys or shape(acc) in shapes
+    return key in keys or shape(acc) in shapes or ("." in key and key in training.per_loop(
+        ctx, loop, "reset-by-callee", _reset_by_callees))
+
+
+def _reset_by_callees(loop, ctx) -> set:
+    """Dotted accumulators emptied by the defs of this file that the loop calls (one call deep)."""
+    found = set()
+    for call in walk(loop):
+        if not isinstance(call, ast.Call):
+            continue
+        fn = summaries.callee(call, ctx, pos_of(call))
+        if not isinstance(fn, summaries.DEFS) or project.home(fn) is not None:
+            continue
+        through_self = isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
+            and call.func.value.id == "self"
+        local = _bound_names(fn)
+        for key in _assigned(fn, ctx)[0]:
+            root = (key or "").split(".")[0]
+            if "." in (key or "") and (root == "self" if through_self else root != "self" and root not in local):
+                found.add(key)
+    return found
+
+
+def _bound_names(fn) -> set:
+    """Names a def binds itself (its parameters and assignment targets): not the caller's objects."""
+    bound = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+    return bound | {n.id for n in walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
 
 
 def _assigned(loop, ctx):
-    """(dotted names, shapes) of every plain assignment target in the loop, and of every `x.clear()`."""
+    """(dotted names, shapes) of every plain assignment target in the loop, and of every `x.clear()` and
+    `del x[:]`."""
     keys, shapes = set(), set()
     for stmt in walk(loop):
         if isinstance(stmt, ast.Call) and isinstance(stmt.func, ast.Attribute) and stmt.func.attr == "clear":
             keys.add(dotted(stmt.func.value))
             shapes.add(shape(stmt.func.value))
+        if isinstance(stmt, ast.Delete):
+            emptied = [t.value for t in stmt.targets if isinstance(t, ast.Subscript) and _whole(t.slice)]
+            keys.update(dotted(t) for t in emptied)
+            shapes.update(shape(t) for t in emptied)
         if isinstance(stmt, ast.Assign) and entry_accumulation(stmt) is not None:
             continue  # `stats[k] = stats[k] + v` adds, it does not reset
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
@@ -87,6 +120,11 @@ def _assigned(loop, ctx):
                 keys.add(dotted(elt))
                 shapes.add(shape(elt))
     return keys, shapes
+
+
+def _whole(index) -> bool:
+    """`[:]`: a slice with no bounds and no step."""
+    return isinstance(index, ast.Slice) and index.lower is None and index.upper is None and index.step is None
 
 
 def shape(expr) -> str:
@@ -110,14 +148,25 @@ def starts_numeric(key: str, acc, ctx) -> bool:
 
 
 def used_as_tensor(key: str, ctx) -> bool:
-    """Some code of the function calls a tensor method on the accumulator (`epoch_loss.item()`): a float
-    would break it, so the fix keeps a tensor (`.detach()`)."""
+    """Some code of the function calls a tensor method on the accumulator, or on arithmetic built from it
+    (`epoch_loss.item()`, `(total / n).detach()`): a float would break it, so the fix keeps a tensor
+    (`.detach()`)."""
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
     return key in ctx.facts.index(_tensor_method_receivers, body)
 
 
 def _tensor_method_receivers(facts, body) -> set:
-    return {dotted(n.value) for n in walk(body) if isinstance(n, ast.Attribute) and api.method(n.attr) is not None}
+    return {name for n in walk(body) if isinstance(n, ast.Attribute) and api.method(n.attr) is not None
+            for name in _operands(n.value)}
+
+
+def _operands(expr) -> set:
+    """The dotted names whose value `expr` carries through arithmetic: `total` in `(total / n)`, `-total`."""
+    if isinstance(expr, ast.BinOp):
+        return _operands(expr.left) | _operands(expr.right)
+    if isinstance(expr, ast.UnaryOp):
+        return _operands(expr.operand)
+    return {dotted(expr)}
 
 
 def _number_literal(value) -> bool:

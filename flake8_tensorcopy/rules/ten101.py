@@ -35,6 +35,9 @@ loss = y.sum()
 ## Fix safety
 Unsafe: the fix appends `.clone()` at the alias site (`y.detach().clone()`, `y.detach().cpu().clone()`).
 It removes the aliasing, so code that relied on the write reaching `y` behaves differently.
+No fix where the write updates `y` from its gradient (`tmp -= lr * y.grad`, a hand-written step), or where
+every later read of `y` is printed or a notebook cell's displayed output, or the first one shows the alias
+beside it (`print(y, z)`): a lesson showing the sharing.
 
 ## References
 - torch.Tensor.detach: "Returned Tensor shares the same storage with the original one. In-place
@@ -50,6 +53,7 @@ from ..analysis.evidence import is_param_like
 from ..analysis.facts import dotted, end_of, walk
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import as_receiver, tensor_replace
+from .shown import only_shown
 
 ON_CPU = " when it is a CPU tensor (.cpu() / .to(device) return it; from CUDA they copy: CPU and GPU runs differ)"
 
@@ -61,7 +65,8 @@ def check(node, ctx):
             continue
         site = alias.site  # None for an element of a tuple a helper returned: nothing to copy there
         fix = tensor_replace(ctx, [site], site, as_receiver(ctx.text(site), site) + ".clone()", FixSafety.UNSAFE) \
-            if site is not None and not _updates_source(node, alias.source) else None
+            if site is not None and not _updates_source(node, alias.source) \
+            and not only_shown(alias.source, node, ctx, write.name) else None
         yield ctx.finding(node, fix, alias=write.name, source=ctx.text(alias.source),
                           where=ON_CPU if alias.moved else "")
 
@@ -95,7 +100,8 @@ RULE = Rule(
     doc=__doc__,
     fix=FixAvailability.SOMETIMES,
     fix_forms=(
-        FixForm("`.clone()` at the alias site: `y.detach()` becomes `y.detach().clone()` (`y.detach().cpu().clone()`)",
+        FixForm("`.clone()` at the alias site: `y.detach()` becomes `y.detach().clone()` (`y.detach().cpu().clone()`); "
+                "none where the code only shows the source after the write (a lesson showing the sharing)",
                 FixSafety.UNSAFE,
                 "aliasing: writes through the alias no longer reach the source"),
     ),

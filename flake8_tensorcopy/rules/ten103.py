@@ -52,6 +52,8 @@ print(arr.mean())
 ## Fix safety
 Unsafe: the fix appends `.copy()` (NumPy) or `.clone()` (torch) at the alias site, so the write no
 longer reaches the source; code that relied on the shared memory changes.
+No fix where every later read of the other side is printed or a notebook cell's displayed output, or the
+first one shows the alias beside it (`print(arr, t)`): a lesson showing the sharing.
 
 ## Known problems
 Casts share memory only when the dtype already matches (`torch.from_numpy(a).float()` of a float32
@@ -83,6 +85,7 @@ from ..analysis.evidence import is_param_like
 from ..analysis.facts import end_of
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import as_receiver, tensor_replace
+from .shown import only_shown
 
 ON_CPU = " when it is a CPU tensor (a CUDA tensor needs .cpu(), which copies: CPU and GPU runs differ)"
 STAYS_ON_CPU = " while the tensor stays on the CPU (.cpu() / .to(device) of a CPU tensor return it)"
@@ -104,25 +107,11 @@ def check(node, ctx):
         site = alias.site
         proof = source if alias.side == "ndarray" else site  # `.copy()` of the tensor's ndarray, `.clone()` of a tensor
         fix = tensor_replace(ctx, [proof], site, f"{as_receiver(ctx.text(site), site)}.{copy}()", FixSafety.UNSAFE) \
-            if _one_site(write, ctx) and not _shown(source, node, ctx) else None
+            if _one_site(write, ctx) and not only_shown(source, node, ctx, write.name) else None
         where = ON_CPU if alias.side == "ndarray" else STAYS_ON_CPU if alias.moved else ""
         at = "before the in-place call" if write.how == KEPT else f"at '{write.name} = ...'"
         yield ctx.finding(node, fix, alias=write.name, source=ctx.text(source), how=alias.how(), where=where,
                           copy=f".{copy}() {at}")
-
-
-def _shown(source: ast.AST, write: ast.AST, ctx) -> bool:
-    """Every later read of the source is printed (`t.add_(1); print(t); print(n)`): code that shows the
-    sharing on purpose, as a lesson does; a copy would change only what it prints (no fix)."""
-    if not isinstance(source, ast.Name):
-        return False
-    reads = ctx.frame.scope.loads_after(source.id, end_of(write))
-    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    return bool(reads) and all(any(_printed(n) for n in ctx.facts.enclosing(root, pos)) for pos in reads)
-
-
-def _printed(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
 
 
 def _one_site(write, ctx) -> bool:
@@ -153,8 +142,8 @@ RULE = Rule(
     doc=__doc__,
     fix=FixAvailability.SOMETIMES,
     fix_forms=(
-        FixForm("`.copy()` (NumPy) or `.clone()` (torch) at the alias site; none where every later read of the "
-                "other side is printed (a lesson showing the sharing)",
+        FixForm("`.copy()` (NumPy) or `.clone()` (torch) at the alias site; none where the code only shows the "
+                "other side after the write (a lesson showing the sharing)",
                 FixSafety.UNSAFE,
                 "aliasing: writes no longer reach the other side"),
     ),

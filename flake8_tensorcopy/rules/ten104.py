@@ -75,6 +75,7 @@ from ..analysis.evidence import MODULE, NDARRAY, OPTIMIZER, PARAM, STATE_DICT, T
 from ..analysis.facts import dotted, end_of, pos_of, walk
 from .model import FixAvailability, FixForm, FixSafety, Rule, Trigger
 from .edits import tensor_replace
+from .shown import displayed
 
 # A line that starts with `name(.attr)*([...])*.method(` or `deepcopy(`: bare calls only.
 COPY_METHODS = frozenset({"detach", "clone"})
@@ -86,7 +87,7 @@ def check(node: ast.Expr, ctx):
     if any(names.TIMING_FUNC(getattr(f, "name", "")) for f in ctx.frame.funcs):
         return  # `out.cpu()` waits for the GPU in a benchmark: the call is made for its timing
     found = _discarded(node.value, ctx)
-    if found is None or _in_raises_block(node, ctx) or _displayed(node, ctx):
+    if found is None or _in_raises_block(node, ctx) or displayed(node, ctx):
         return
     source, call_text = found
     target = ctx.text(source)
@@ -152,18 +153,6 @@ def _moved_alike(move, node, root, ctx) -> list:
         if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and _device_move(n.value, ctx) == move:
             held += n.targets
     return held
-
-
-def _displayed(node: ast.Expr, ctx) -> bool:
-    """The last statement of a notebook cell (FileFacts.cell_ends), not ended by `;`: its value is the cell's
-    displayed output (`y_preds.cpu()` shows the predictions), not a discarded result."""
-    ends = [e for e in ctx.facts.cell_ends if e >= node.end_lineno]
-    if not ends or not any(s is node for s in ctx.facts.tree.body):
-        return False
-    end = min(ends)
-    later = [s.lineno for s in ctx.facts.tree.body if s.lineno > node.end_lineno]
-    rest = ctx.facts.lines[node.end_lineno - 1][node.end_col_offset:].lstrip()
-    return (not later or min(later) > end) and not rest.startswith(";")
 
 
 def _discarded(call, ctx):

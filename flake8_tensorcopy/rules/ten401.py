@@ -35,7 +35,9 @@ still grows with every step. Memory grows with the number of steps until the acc
 
 Not flagged: `loss.item()`, `float(loss)` and helpers whose returns are numbers; `loss.detach()`;
 dicts of numbers (`{k: v.item() for k, v in parts.items()}`); accumulators reset inside the loop
-(`totals = defaultdict(float)` in its body); accumulators that are backpropagated
+(`totals = defaultdict(float)`, `.clear()`, `del saved[:]` in its body, or in a def of the file the loop
+calls that reaches the same object: `self.finish_episode()` emptying `self.saved_values`, an `update()`
+emptying the global `critic.saved_values` it backpropagates); accumulators that are backpropagated
 (`total_loss.backward()`, `torch.stack(losses).sum().backward()`) or returned from a loop that does not
 itself call `backward()` (a loss built over several pieces); code under `torch.no_grad()`. A backward
 through one element (`losses.append(loss)` then `losses[-1].backward()`) leaves every other element's
@@ -69,7 +71,8 @@ for x, y in loader:
 ## Fix safety
 Unsafe: the fix appends `.item()` to the accumulated value when the accumulator starts as a number
 (`0.0`, a dict of number literals, `defaultdict(float)`) and no code of the function uses it as a tensor
-(`epoch_loss.item()` later), and `.detach()` otherwise (lists, other dicts, tensor accumulators).
+(`epoch_loss.item()` later, or `(epoch_loss / n).detach()`), and `.detach()` otherwise (lists, other dicts,
+tensor accumulators).
 `.item()` raises on a tensor with more than one element, and either form stops gradients through the
 accumulator, which code that does backpropagate through it in a way this rule cannot see would depend on.
 No fix when the loop backpropagates an element of the list (`losses[-1].backward()`): detaching what is

@@ -3,8 +3,8 @@
 Creating a hook environment (a virtualenv plus `pip install`) is the slow part. `pre-commit run` with a
 config keeps it in PRE_COMMIT_HOME, so the tests of a session share one home and one hook repository:
 the cache below makes the session fixtures of several test modules (which call `shared_home` /
-`shared_hook_repo`) return the same directories. (`try-repo` always builds its environment in a
-temporary store of its own.)
+`shared_hook_repo`) return the same directories, and under pytest-xdist the same ones in every worker.
+(`try-repo` always builds its environment in a temporary store of its own.)
 """
 from __future__ import annotations
 
@@ -23,10 +23,28 @@ IGNORED = shutil.ignore_patterns(
 _SHARED: dict = {}
 
 
-def _once(key: str, make: Callable[[], Path]) -> Path:
-    if key not in _SHARED:
-        _SHARED[key] = make()
-    return _SHARED[key]
+def _once(name: str, make: Callable[[Path], Path], tmp_path_factory) -> Path:
+    """`make(folder)`, once per session: once per run of all the workers under pytest-xdist."""
+    if name not in _SHARED:
+        _SHARED[name] = _made_by_one_worker(name, make, tmp_path_factory) if "PYTEST_XDIST_WORKER" in os.environ \
+            else make(tmp_path_factory.mktemp(name))
+    return _SHARED[name]
+
+
+def _made_by_one_worker(name: str, make: Callable[[Path], Path], tmp_path_factory) -> Path:
+    """Each xdist worker is a process of its own: the first makes the folder in the run's common temporary
+    folder, the others wait on a lock and take what it made."""
+    import fcntl
+
+    folder = tmp_path_factory.getbasetemp().parent / name
+    with open(folder.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        made = folder.with_suffix(".made")
+        if not made.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            made.write_text(str(make(folder)))
+        return Path(made.read_text())
 
 
 def clean_env(**extra: str) -> dict:
@@ -65,12 +83,12 @@ def make_hook_repo(dest: Path) -> Path:
 
 def shared_home(tmp_path_factory) -> Path:
     """One PRE_COMMIT_HOME (hook environments) for the whole test session."""
-    return _once("home", lambda: tmp_path_factory.mktemp("pre-commit-home"))
+    return _once("pre-commit-home", lambda folder: folder, tmp_path_factory)
 
 
 def shared_hook_repo(tmp_path_factory) -> Path:
     """One committed copy of this repository for the whole test session."""
-    return _once("repo", lambda: make_hook_repo(tmp_path_factory.mktemp("hook-repo") / "flake8-tensorcopy"))
+    return _once("hook-repo", lambda folder: make_hook_repo(folder / "flake8-tensorcopy"), tmp_path_factory)
 
 
 def pre_commit(project: Path, home: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 import torch
 
-from notebook_tools import code_notebook
+from tests.support.notebook_tools import code_notebook
 from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.fix.fixer import fix_source
 from flake8_tensorcopy.rules import BY_CODE, RULES

@@ -53,7 +53,7 @@ from ..analysis.evidence import is_param_like
 from ..analysis.facts import dotted, end_of, walk
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import as_receiver, tensor_replace
-from .shown import only_shown
+from ..analysis.display import only_shown
 
 ON_CPU = " when it is a CPU tensor (.cpu() / .to(device) return it; from CUDA they copy: CPU and GPU runs differ)"
 

@@ -85,7 +85,7 @@ from ..analysis.evidence import is_param_like
 from ..analysis.facts import end_of
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import as_receiver, tensor_replace
-from .shown import only_shown
+from ..analysis.display import only_shown
 
 ON_CPU = " when it is a CPU tensor (a CUDA tensor needs .cpu(), which copies: CPU and GPU runs differ)"
 STAYS_ON_CPU = " while the tensor stays on the CPU (.cpu() / .to(device) of a CPU tensor return it)"

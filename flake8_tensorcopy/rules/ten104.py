@@ -75,7 +75,7 @@ from ..analysis.evidence import MODULE, NDARRAY, OPTIMIZER, PARAM, STATE_DICT, T
 from ..analysis.facts import dotted, end_of, pos_of, walk
 from .model import FixAvailability, FixForm, FixSafety, Rule, Trigger
 from .edits import tensor_replace
-from .shown import displayed
+from ..analysis.display import displayed
 
 # A line that starts with `name(.attr)*([...])*.method(` or `deepcopy(`: bare calls only.
 COPY_METHODS = frozenset({"detach", "clone"})

@@ -1,4 +1,4 @@
-"""Code that only shows a value: `print(t)`, or a notebook cell's last expression (its displayed output).
+"""Code that only displays a value: `print(t)`, or a notebook cell's last expression (its displayed output).
 
 A lesson that writes through an alias and then only shows both sides demonstrates the sharing on purpose;
 a copy added by a fix would change only what it shows (TEN101, TEN103 offer no fix there).
@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..analysis.facts import end_of
+from .facts import end_of
 
 
 def displayed(node: ast.stmt, ctx) -> bool:

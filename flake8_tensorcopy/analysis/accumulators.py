@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from . import api, training
-from .facts import dotted, pos_of, walk
+from .facts import dotted, pos_of, self_attribute, walk
 
 APPENDERS = {"append": 0, "appendleft": 0, "insert": 1}
 
@@ -43,10 +43,23 @@ def entry_accumulation(node: ast.Assign):
 
 
 def root_key(acc):
-    """'total', 'stats' for stats[k], 'self.history' for self.history[k]; None for calls."""
-    while isinstance(acc, ast.Subscript):
-        acc = acc.value
+    """'total', 'stats' for stats[k], 'self.history' for self.history[k] and for
+    `self.history.setdefault(k, [])` (the entry it returns stays in the dict); None for other calls."""
+    while isinstance(acc, ast.Subscript) or _setdefault(acc):
+        acc = acc.value if isinstance(acc, ast.Subscript) else acc.func.value
     return dotted(acc)
+
+
+def entry_root_attribute(acc):
+    """`attr` of `self.attr.setdefault(k, [])` (an entry of an attribute), else None."""
+    while _setdefault(acc) or isinstance(acc, ast.Subscript):
+        acc = acc.value if isinstance(acc, ast.Subscript) else acc.func.value
+    return self_attribute(acc)
+
+
+def _setdefault(expr) -> bool:
+    return (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "setdefault"
+            and len(expr.args) == 2 and not expr.keywords)
 
 
 def outlived_training_loop(key: str, acc, ctx):

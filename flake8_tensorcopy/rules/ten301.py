@@ -72,7 +72,7 @@ from __future__ import annotations
 import ast
 import bisect
 
-from ..analysis import names, state_dicts, training
+from ..analysis import names, per_step, state_dicts, training
 from ..analysis.facts import Bind, dotted, end_of, pos_of, walk
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import tensor_replace
@@ -145,7 +145,7 @@ def _outlived_by_update(node, target, key: str, module, ctx):
     else:
         reads = state_dicts.attribute_reads(ctx, key, start, end)
         if not reads:  # read only by another class: `load_state_dict(callback.best_state_dict)`
-            return state_dicts.reloaded_by_a_training_class(key, ctx)
+            return state_dicts.reloaded_by_a_training_class(key, ctx) or _kept_for_caller(node, key, ctx)
     if not reads:
         return None
     # torch.save(sd) after the training that follows saves the final weights, which may be the intent;
@@ -165,7 +165,21 @@ def _outlived_by_update(node, target, key: str, module, ctx):
         if (any(loop_start <= p <= loop_end and p not in saved for p in reads)
                 and any(loop_start <= p <= loop_end for p in trainings)):
             return "the training in earlier iterations of the loop"
-    return None if isinstance(target, ast.Name) else state_dicts.reloaded_by_a_training_class(key, ctx)
+    if isinstance(target, ast.Name):
+        return None
+    return state_dicts.reloaded_by_a_training_class(key, ctx) or _kept_for_caller(node, key, ctx)
+
+
+def _kept_for_caller(node, key: str, ctx):
+    """`self.best = model.state_dict()` taken on some calls only (under an `if`) of a method that a training
+    loop calls once per step on one object (`stopper.step(score, model)`), whose caller reads `stopper.best`
+    after the loop: the later steps train the weights the snapshot shares."""
+    attr = key.split(".", 1)[1] if key.startswith("self.") and key.count(".") == 1 else None
+    if attr is None or ctx.frame.func is None or not _conditional_in(ctx.frame.func, pos_of(node), ctx):
+        return None
+    if any(per_step.read_after_loop(s, attr) for s in per_step.per_step_calls(attr, ctx)):
+        return "the training in the caller's later steps"
+    return None
 
 
 def _loops_after(ctx, pos) -> list:

@@ -67,7 +67,7 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis import api, names
+from ..analysis import api, names, own_methods
 from ..analysis.aliasing import named
 from .context import type_tested
 from ..analysis.evidence import MODULE, NDARRAY, OPTIMIZER, PARAM, STATE_DICT, TENSORISH
@@ -180,9 +180,17 @@ def _discarded(call, ctx):
     kind = ctx.kind(source)
     if kind in NOT_TENSOR:
         return None
-    if kind in TENSORISH or (all(m in COPY_METHODS for m in methods) and not _other_object(source, ctx)):
+    if kind in TENSORISH or (all(m in COPY_METHODS for m in methods) and not _other_object(source, ctx)
+                             and not own_methods.may_be_own(_innermost(call), ctx)):
         return source, "." + "().".join(reversed(methods)) + "()"
     return None
+
+
+def _innermost(call: ast.Call) -> ast.Call:
+    """The call of a chain made on its receiver: `x.detach()` of `x.detach().clone()`."""
+    while isinstance(call.func.value, ast.Call):
+        call = call.func.value
+    return call
 
 
 def _can_assign_back(source, call_text: str, ctx) -> bool:

@@ -49,7 +49,7 @@ import ast
 from ..analysis import names
 from ..analysis.clones import kept_clones
 from ..analysis.evidence import PARAM
-from ..analysis.facts import base_name, pos_of, walk
+from ..analysis.facts import base_name, dotted, pos_of, self_attribute, walk
 from ..analysis.inplace import written
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import before_method, tensor_fix
@@ -79,7 +79,8 @@ def check(node, ctx):
         if isinstance(target, ast.Name) and names.FROZEN_NAME(target.id) and not _working_copy(target.id, ctx):
             yield from _report(value, ctx, "kept as '%s'" % target.id, snapshot=target.id)
         elif isinstance(target, (ast.Attribute, ast.Subscript)) and _outlives_step(target, ctx):
-            yield from _report(value, ctx, "kept in '%s'" % ctx.text(target))
+            held = dotted(target) if self_attribute(target) is not None and ctx.frame.cls is not None else None
+            yield from _report(value, ctx, "kept in '%s'" % ctx.text(target), snapshot=held)
 
 
 def _report(expr, ctx, why, snapshot=None):
@@ -111,7 +112,10 @@ def _last_writes(facts, body) -> dict:
 
 def _fed_back(name: str, ctx) -> bool:
     """`name` is later an operand of arithmetic or an argument of a computation (not of an
-    assertion, comparison or log call): `(w - w0).pow(2)`, `F.mse_loss(w, w0)`."""
+    assertion, comparison or log call): `(w - w0).pow(2)`, `F.mse_loss(w, w0)`. For `self.w0`, anywhere
+    in its class (another method reads it)."""
+    if name.startswith("self."):
+        return name in ctx.facts.index(_last_computed_with, ctx.frame.cls)
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
     return ctx.facts.index(_last_computed_with, body).get(name, (0, 0)) > ctx.pos
 
@@ -120,13 +124,14 @@ def _last_computed_with(facts, body) -> dict:
     found: dict = {}
     for node in walk(body):
         if isinstance(node, ast.BinOp):
-            operands = [o.id for o in (node.left, node.right) if isinstance(o, ast.Name)]
+            operands = [dotted(o) for o in (node.left, node.right)]
         elif isinstance(node, ast.Call):
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            operands = [] if names.NOT_A_COMPUTATION(callee) else [a.id for a in node.args if isinstance(a, ast.Name)]
+            operands = [] if names.NOT_A_COMPUTATION(callee) else [dotted(a) for a in node.args]
+            operands.append(dotted(node.func.value) if isinstance(node.func, ast.Attribute) else None)
         else:
             continue
-        for operand in operands:
+        for operand in filter(None, operands):
             found[operand] = max(found.get(operand, (0, 0)), pos_of(node))
     return found
 

@@ -165,3 +165,57 @@ def test_a_snapshot_a_method_keeps_goes_stale_when_the_caller_trains_on_and_read
 
 def test_a_snapshot_the_caller_never_reads_after_its_loop_is_quiet():
     assert (11, "TEN301") not in codes(STOPPER.format(after="return model"))
+
+
+CELL = """
+    import torch
+    from torch import nn
+
+
+    class Cell(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = torch.tanh(self.lin(x))
+            h.data.clamp_(-0.5, 0.5)
+            return h
+
+
+    def train(cell, x):
+        {train}
+"""
+
+
+def test_a_forward_returns_into_the_backward_of_a_file_that_trains():
+    assert codes(CELL.format(train="cell(x).sum().backward()")) == [(13, "TEN102")]
+
+
+def test_a_forward_in_a_file_that_never_backpropagates_is_quiet():
+    assert codes(CELL.format(train="return cell(x)")) == []
+
+
+HELPER = """
+    import torch
+
+
+    def squash(w, x):
+        h = torch.tanh(w * x)
+        h.data.clamp_(-0.5, 0.5)
+        return h
+
+
+    def train(x):
+        w = torch.randn(4, requires_grad=True)
+        out = squash(w, x)
+        {after}
+"""
+
+
+def test_a_helper_returns_into_its_callers_backward():
+    assert codes(HELPER.format(after="out.sum().backward()")) == [(7, "TEN102")]
+
+
+def test_a_helper_whose_callers_never_backpropagate_after_is_quiet():
+    assert codes(HELPER.format(after="return out")) == []

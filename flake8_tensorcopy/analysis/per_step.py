@@ -40,13 +40,16 @@ def per_step_calls(attr: str, ctx) -> list[Step]:
     memo = ctx.facts.memo
     if key not in memo:
         memo[key] = []
-        resetting = _resetting_methods(ctx.frame.cls, attr) - {fn.name}  # the method's own writes are its own
-        memo[key] = [s for call, frame in summaries.call_sites(fn, ctx, escaped=True)
-                     if (s := _step(call, at(ctx, frame, call), fn, resetting)) is not None]
+        steps = [s for call, frame in summaries.call_sites(fn, ctx, escaped=True)
+                 if (s := _step(call, at(ctx, frame, call), fn)) is not None]
+        if steps:  # the method's own writes are its own: a loop that calls it resets nothing else
+            resetting = _resetting_methods(ctx.frame.cls, ctx.facts).get(attr, frozenset()) - {fn.name}
+            steps = [s for s in steps if not _resets_in(s.loop, s.call.func.value, resetting)]
+        memo[key] = steps
     return memo[key]
 
 
-def _step(call: ast.Call, inner, fn, resetting: frozenset) -> Optional[Step]:
+def _step(call: ast.Call, inner, fn) -> Optional[Step]:
     recv = call.func.value if isinstance(call.func, ast.Attribute) else None
     if recv is None or summaries.callee(call, inner, inner.pos) is not fn:
         return None
@@ -56,8 +59,6 @@ def _step(call: ast.Call, inner, fn, resetting: frozenset) -> Optional[Step]:
             continue
         if not (training.torch_training(loop, inner) or training.calls_step(loop, inner)):
             continue
-        if _resets_in(loop, recv, resetting):
-            return None
         return Step(call, loop, inner)
     return None
 
@@ -94,19 +95,23 @@ def _outlives(recv, loop, inner) -> bool:
     return origin is not None and not rebound
 
 
-def _resetting_methods(cls: ast.ClassDef, attr: str) -> frozenset:
-    """Methods of `cls` that assign `self.attr` or call `self.attr.clear()` (its `__init__` included)."""
-    found = set()
-    for fn in cls.body:
-        if not isinstance(fn, summaries.DEFS):
-            continue
-        for n in walk(fn):
-            if isinstance(n, (ast.Assign, ast.AnnAssign)) and any(self_attribute(t) == attr for t, _ in assigned(n)):
-                found.add(fn.name)
-            elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "clear"
-                  and self_attribute(n.func.value) == attr):
-                found.add(fn.name)
-    return frozenset(found)
+def _resetting_methods(cls: ast.ClassDef, facts) -> dict[str, frozenset]:
+    """attr -> the methods of `cls` that assign `self.attr` or call `self.attr.clear()` (`__init__` too),
+    found in one walk of the class."""
+    key = ("resetting-methods", id(cls))
+    if key not in facts.memo:
+        found: dict[str, set] = {}
+        for fn in cls.body:
+            for n in walk(fn) if isinstance(fn, summaries.DEFS) else ():
+                if isinstance(n, (ast.Assign, ast.AnnAssign)):
+                    for t, _ in assigned(n):
+                        if self_attribute(t) is not None:
+                            found.setdefault(self_attribute(t), set()).add(fn.name)
+                elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "clear"
+                      and self_attribute(n.func.value) is not None):
+                    found.setdefault(self_attribute(n.func.value), set()).add(fn.name)
+        facts.memo[key] = {k: frozenset(v) for k, v in found.items()}
+    return facts.memo[key]
 
 
 def _resets_in(loop, recv, resetting: frozenset) -> bool:

@@ -55,9 +55,13 @@ def callee(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
 
 def instance_method(func: ast.Attribute, ctx, pos) -> Optional[ast.AST]:
     """The method `func.attr` of the package class that `func.value` is an instance of: a name bound to
-    `Cls(...)` (or to what a factory def returns, or passed one by every caller), or `self.attr` when the
-    enclosing class gives that attribute instances of one class."""
+    `Cls(...)` (or to what a factory def returns), or `self.attr` when the enclosing class gives that
+    attribute instances of one class; a class of the file (imported classes are not searched: that cost a
+    parse of neighbours for every method call). A parameter's class is not asked of its callers (that
+    costs a search of the package for every method call on a parameter)."""
     recv = func.value
+    if func.attr not in method_names(ctx.facts):
+        return None  # no class of the file defines it (the classes of other modules are not searched)
     key = ("instance-method", id(func), pos, id(ctx.frame.scope))
     memo = ctx.facts.memo
     if key not in memo:
@@ -125,6 +129,25 @@ def self_assignments(cls: ast.ClassDef, ctx) -> dict[str, list]:
     return ctx.facts.memo[key]
 
 
+def method_names(facts) -> frozenset:
+    """The names of the methods the classes of the file define: classes of the module's code (in `if` /
+    `try` blocks too) and the classes nested in them; not the classes a def builds (the whole tree is not
+    walked for this)."""
+    key = "own-method-names"
+    if key not in facts.memo:
+        found, stack = set(), list(facts.tree.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.ClassDef):
+                found.update(d.name for d in node.body if isinstance(d, DEFS))
+                stack.extend(node.body)
+            elif isinstance(node, (ast.If, ast.Try)):
+                stack.extend(node.body + node.orelse + getattr(node, "finalbody", [])
+                             + [s for h in getattr(node, "handlers", []) for s in h.body])
+        facts.memo[key] = frozenset(found)
+    return facts.memo[key]
+
+
 def instance_class(value, ctx, pos, depth: int = 0) -> Optional[ast.ClassDef]:
     """The class `value` is an instance of: `Cls(...)`, a name bound to one, or a factory def's return."""
     if depth > 4:
@@ -132,8 +155,6 @@ def instance_class(value, ctx, pos, depth: int = 0) -> Optional[ast.ClassDef]:
     if isinstance(value, ast.Name):
         found = ctx.frame.scope.reaching(value.id, pos)
         b = found[0] if len(found) == 1 else None
-        if b is not None and b.kind == Bind.ARG:  # every caller passes an instance of one class
-            return argument(b, ctx, instance_class, depth + 1)
         if b is not None and b.kind == Bind.UNPACK and isinstance(b.value, (ast.Tuple, ast.List)):
             elts = b.value.elts  # meter, stats = Meter(), Stats()
             return instance_class(elts[b.index], ctx, b.pos, depth + 1) if b.index < len(elts) else None

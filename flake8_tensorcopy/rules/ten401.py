@@ -183,8 +183,9 @@ def _kept_across_calls(node, acc, key: str, value, ctx):
     attr = self_attribute(acc, subscripts=True) or accumulators.entry_root_attribute(acc)
     if attr is None or accumulators.reset_inside(key, acc, ctx.frame.func, ctx) or key in loss_keys(ctx):
         return
-    steps = per_step.per_step_calls(attr, ctx)
-    attached = [v for v in _elements(value) if _carries_graph(v, ctx)] if steps else []
+    candidates = [v for v in _elements(value) if not isinstance(v, ast.Constant)]
+    steps = per_step.per_step_calls(attr, ctx) if candidates else []
+    attached = [v for v in candidates if _carries_graph(v, ctx)] if steps else []
     if not attached:
         return
     shown = ctx.text(attached[0])

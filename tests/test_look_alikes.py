@@ -3,7 +3,6 @@ of one (api.whole_alias); a parameter's clone kept on `self` and only compared i
 a package class whose own `detach()` works in place (analysis/own_methods.py)."""
 from __future__ import annotations
 
-import ast
 import textwrap
 
 from flake8_tensorcopy.analysis import api, own_methods

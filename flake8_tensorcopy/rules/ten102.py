@@ -7,7 +7,8 @@ Flags three shapes of in-place write through `.data`:
   `y` is computed from tensors that
   require grad (a non-leaf of the graph) and `y` is used after the write;
 - `y.data[...] = v` or `y.data.clamp_(...)` on such a `y`, followed by a `.backward()` in the same
-  function;
+  function, or after it returns: in a caller of the file that backpropagates after the call, or, for the
+  `forward` of a `torch.nn` module class, anywhere in a file that backpropagates;
 - `noise = x.data.normal_()` (an in-place method on `x.data` whose result is kept under another
   name) while `x`, a tensor, is used after it: `x` is overwritten, not copied.
 

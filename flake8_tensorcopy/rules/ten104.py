@@ -24,9 +24,11 @@ Not flagged: module conversions, receivers of unknown type for the conversion me
 code tests the type of (`if isinstance(out, Result): out.detach()`) or uses as a dict or an object
 (`out["k"] = ...`, `out.total = ...`), fresh
 temporaries (`torch.zeros(1).cuda()` is a common way to initialise CUDA), `clone` / `detach` with
-arguments (not the tensor methods), statements inside `pytest.raises` / `assertRaises` blocks, and
-benchmark / warm-up functions, where `out.cpu()` is called to wait for the GPU, and the last expression
-of a notebook cell (`y_preds.cpu()` as a cell's last line is the cell's displayed output).
+arguments (not the tensor methods), `clone` / `detach` of a receiver of unknown type when a class of the
+file defines a method of that name (`state.detach()` may be `State.detach`, which works in place),
+statements inside `pytest.raises` / `assertRaises` blocks, and benchmark / warm-up functions, where
+`out.cpu()` is called to wait for the GPU, and the last expression of a notebook cell (`y_preds.cpu()` as
+a cell's last line is the cell's displayed output).
 
 ## Example
 ```python

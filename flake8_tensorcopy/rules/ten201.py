@@ -4,7 +4,8 @@
 Flags `copy.deepcopy(t)` (any import form: `copy.deepcopy`, `from copy import deepcopy as dc`) when
 the file shows that `t` is a tensor that deepcopy mishandles: one computed from tensors that require
 grad (a model output, arithmetic on a parameter: not a graph leaf), or a view (`t[i]`, `t[:n]`,
-`t.view(...)`, `t.t()`). Deep copies of modules, dicts, configs, `state_dict()`s, parameters and leaf
+`t.view(...)`, `t.t()`; `t.detach()` and `t.data` are all of `t`, a view of part of a tensor only when
+`t` is one). Deep copies of modules, dicts, configs, `state_dict()`s, parameters and leaf
 tensors (`torch.randn(3, requires_grad=True)` is one: deepcopy keeps its requires_grad) are not flagged,
 with one exception: an instance of a class of the file (bound from `Cls(...)`, or `self.attr` that is
 only ever set to `Cls(...)`) whose `forward`, or a method it registers as a forward hook

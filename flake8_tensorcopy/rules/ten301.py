@@ -9,7 +9,9 @@ module and is then read: reloaded with `load_state_dict`, compared, returned or 
 `run`/`fit`/`train`, or that of an object built with the module: `sbs = StepByStep(model, ...)`,
 `sbs.train(n)`) between the snapshot and the read, a training
 loop that takes the snapshot in some iterations (under an `if`) and reads it after the loop (the
-"best weights" pattern), or a loop that reloads the snapshot in each iteration and trains after the
+"best weights" pattern; also when a method of the file takes it under an `if`, a training loop calls that
+method once per step on one object, `stopper.step(score, model)`, and reads `stopper.best` after the loop),
+or a loop that reloads the snapshot in each iteration and trains after the
 reload (a "reset to the initial weights" that resets nothing from the second iteration on). A method of
 the class that returns the module's `state_dict()` (`self.get_state_dict()`) counts as the call itself.
 

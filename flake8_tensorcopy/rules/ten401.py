@@ -10,6 +10,13 @@ before the loop and is not reset inside it, the code is not under
 `torch.no_grad()`, and the accumulator is never backpropagated (directly, or through `sum(...)` /
 `torch.stack(...)` or a name built from it).
 
+The same spelled `total = total + loss`, or `log[step] = loss` with `step` bound by the loop (a new entry of a
+dict or list each step). A method of a class of the file that keeps its argument on `self` (`self.total +=
+value`, `self.rows.setdefault(k, []).append(value)`) is flagged when a training loop of the file calls it
+once per step on one object bound before the loop (`meter.update(loss)`, `stats["loss"] = loss` for
+`__setitem__`), every call passes an attached value, and neither the method nor a method the loop calls
+on the object (`meter.reset()`) resets the attribute.
+
 Loss terms kept in a dict count as attached: an entry (`out["loss"]`, `out[self.metric]`, `parts[k]`, or
 `v` of `for k, v in parts.items()`) of a dict one of whose entries is backpropagated
 (`out["loss"].backward()`), or whose entries' sum is (`sum(parts.values()).backward()`), also when the
@@ -110,14 +117,16 @@ from .model import FixAvailability, FixForm, FixSafety, Rule, Trigger
 from .edits import as_receiver, tensor_fix
 
 ENTRY_ADD = r"\[(?<=\w\[)[^\[\]\n]*\][ \t]*=[ \t]*[\w.]+(?:\[|\.get\()"  # stats[k] = stats[k] + v (or .get)
-HOT = (r"\+=", r"\.append\(", r"\.insert\(", r"\.appendleft\(", ENTRY_ADD)  # where findings are
+NAME_ADD = r"=(?<![=!<>]=)[ \t]*\w+[ \t]*\+(?![=+])"  # total = total + v
+LOOP_ENTRY = r"\[(?<=\w\[)\w+\][ \t]*=(?!=)"  # log[step] = v
+HOT = (r"\+=", r"\.append\(", r"\.insert\(", r"\.appendleft\(", ENTRY_ADD, NAME_ADD, LOOP_ENTRY)  # findings
 
 
 def check(node, ctx):
     step = lightning.training_step(ctx)
     if ctx.grad_disabled or not (ctx.frame.loops or step or per_step.method_of(ctx)):
         return
-    found = accumulators.accumulation(node)
+    found = accumulators.accumulation(node) or accumulators.per_step_entry(node, ctx)
     if found is None:
         return
     acc, values = found

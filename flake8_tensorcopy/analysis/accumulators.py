@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from . import api, project, summaries, training
-from .facts import dotted, pos_of, walk
+from .facts import dotted, pos_of, self_attribute, walk
 
 APPENDERS = {"append": 0, "appendleft": 0, "insert": 1}
 
@@ -28,12 +28,15 @@ def accumulation(node):
 
 def entry_accumulation(node: ast.Assign):
     """`stats[k] = stats[k] + v` or `stats[k] = stats.get(k, 0) + v`: an entry that adds to itself (read
-    first, as ENTRY_ADD finds it)."""
+    first, as ENTRY_ADD finds it); `total = total + v`, the same as `total += v`."""
     (target,) = node.targets if len(node.targets) == 1 else (None,)
     value = node.value
-    if not (isinstance(target, ast.Subscript) and isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+    if not (isinstance(target, (ast.Subscript, ast.Name)) and isinstance(value, ast.BinOp)
+            and isinstance(value.op, ast.Add)):
         return None
     own = value.left
+    if isinstance(target, ast.Name):
+        return (target, [value.right]) if isinstance(own, ast.Name) and own.id == target.id else None
     if shape(own) == shape(target) or (
             isinstance(own, ast.Call) and isinstance(own.func, ast.Attribute) and own.func.attr == "get"
             and own.args and shape(own.func.value) == shape(target.value)
@@ -42,11 +45,51 @@ def entry_accumulation(node: ast.Assign):
     return None
 
 
+def per_step_entry(node, ctx):
+    """(entry, [value]) of `log[step] = v` in a loop that binds `step` (`for step, (x, y) in
+    enumerate(loader)`), into a Python container (`log = {}` or `[]`): a new entry every step, as an
+    append; None for anything else."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and ctx.frame.loops):
+        return None
+    target = node.targets[0]
+    if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+            and isinstance(target.slice, ast.Name) and target.slice.id in _loop_keys(ctx.frame.loops[-1])):
+        return None
+    origin = ctx.frame.scope.origin(target.value.id, ctx.pos)
+    made = origin.value if origin is not None else None
+    container = isinstance(made, (ast.Dict, ast.List)) or (
+        isinstance(made, ast.Call) and ctx.facts.qualname(made.func) in CONTAINERS)
+    return (target, [node.value]) if container else None
+
+
+CONTAINERS = frozenset({"dict", "list", "collections.OrderedDict", "collections.defaultdict"})
+
+
+def _loop_keys(loop) -> frozenset:
+    """The names a `for` loop's target binds (its own, not an inner loop's)."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return frozenset()
+    return frozenset(n.id for n in walk(loop.target) if isinstance(n, ast.Name))
+
+
 def root_key(acc):
-    """'total', 'stats' for stats[k], 'self.history' for self.history[k]; None for calls."""
-    while isinstance(acc, ast.Subscript):
-        acc = acc.value
+    """'total', 'stats' for stats[k], 'self.history' for self.history[k] and for
+    `self.history.setdefault(k, [])` (the entry it returns stays in the dict); None for other calls."""
+    while isinstance(acc, ast.Subscript) or _setdefault(acc):
+        acc = acc.value if isinstance(acc, ast.Subscript) else acc.func.value
     return dotted(acc)
+
+
+def entry_root_attribute(acc):
+    """`attr` of `self.attr.setdefault(k, [])` (an entry of an attribute), else None."""
+    while _setdefault(acc) or isinstance(acc, ast.Subscript):
+        acc = acc.value if isinstance(acc, ast.Subscript) else acc.func.value
+    return self_attribute(acc)
+
+
+def _setdefault(expr) -> bool:
+    return (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "setdefault"
+            and len(expr.args) == 2 and not expr.keywords)
 
 
 def outlived_training_loop(key: str, acc, ctx):
@@ -113,6 +156,8 @@ def _assigned(loop, ctx):
             shapes.update(shape(t) for t in emptied)
         if isinstance(stmt, ast.Assign) and entry_accumulation(stmt) is not None:
             continue  # `stats[k] = stats[k] + v` adds, it does not reset
+        if isinstance(stmt, ast.Assign) and _keyed_by_loop(stmt, loop):
+            continue  # `log[step] = v` adds an entry per step
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
             stmt, ast.AnnAssign) else []
         for t in targets:
@@ -125,6 +170,12 @@ def _assigned(loop, ctx):
 def _whole(index) -> bool:
     """`[:]`: a slice with no bounds and no step."""
     return isinstance(index, ast.Slice) and index.lower is None and index.upper is None and index.step is None
+
+
+def _keyed_by_loop(stmt: ast.Assign, loop) -> bool:
+    keys = _loop_keys(loop)
+    return all(isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Name) and t.slice.id in keys
+               for t in stmt.targets)
 
 
 def shape(expr) -> str:

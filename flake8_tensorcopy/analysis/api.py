@@ -58,6 +58,15 @@ def drops_graph(name: str) -> bool:
     return op is not None and not op.holds_graph
 
 
+WHOLE_ALIASES = frozenset({"detach", "detach_", "requires_grad_", "data"})
+
+
+def whole_alias(name: str) -> bool:
+    """`x.detach()`, `x.data`: the very elements of `x` (same storage, offset, shape and strides). torch calls
+    `detach()` a view, but it is no part of a larger tensor: it is a view of a part only when `x` is one."""
+    return name in WHOLE_ALIASES
+
+
 def attribute(name: str) -> Optional[Attribute]:
     """The Tensor attribute `name` (`shape`, `grad`, `T`), or None when a tensor has no such attribute."""
     entry = torch_api.ATTRIBUTES.get(name)

@@ -20,8 +20,8 @@ def last_writes(facts: FileFacts, body: ast.AST) -> dict[str, Pos]:
 
 
 def last_computed_with(facts: FileFacts, body: ast.AST) -> dict[str, Pos]:
-    """Where each name is last an operand of arithmetic or an argument of a computation (not of an
-    assertion, comparison or log call) in `body`."""
+    """Where each name or attribute chain (`self.w0`) is last an operand of arithmetic, an argument of a
+    computation (not of an assertion, comparison or log call) or the receiver of a method call in `body`."""
     return facts.index(_last_computed_with, body)
 
 
@@ -81,13 +81,14 @@ def _last_computed_with(facts, body) -> dict:
     found: dict = {}
     for node in walk(body):
         if isinstance(node, ast.BinOp):
-            operands = [o.id for o in (node.left, node.right) if isinstance(o, ast.Name)]
+            operands = [dotted(o) for o in (node.left, node.right)]
         elif isinstance(node, ast.Call):
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            operands = [] if names.NOT_A_COMPUTATION(callee) else [a.id for a in node.args if isinstance(a, ast.Name)]
+            operands = [] if names.NOT_A_COMPUTATION(callee) else [dotted(a) for a in node.args]
+            operands.append(dotted(node.func.value) if isinstance(node.func, ast.Attribute) else None)
         else:
             continue
-        for operand in operands:
+        for operand in filter(None, operands):
             found[operand] = max(found.get(operand, (0, 0)), pos_of(node))
     return found
 

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import ast
 import enum
-from typing import TYPE_CHECKING, Iterable, Optional
+from dataclasses import replace
+from typing import Iterable, Optional
 
 from . import api, names, summaries
 from .facts import Bind, TENSOR_TYPES, base_name, dotted, guard_key, pos_of, walk
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .position import Position
+from .position import Position
 
 
 class Kind(str, enum.Enum):
@@ -111,6 +110,10 @@ def kind(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> Optional[K
             return TENSOR
         if isinstance(expr.value, ast.Name) and expr.value.id == "self":
             held = self_attribute_kind(attr, ctx)
+            if held is not None:
+                return held
+        elif isinstance(expr.value, (ast.Name, ast.Attribute)):  # corpus.ids, with corpus = Corpus()
+            held = instance_attribute_kind(expr, ctx, pos, depth)
             if held is not None:
                 return held
         if names.MODULE_NAME(attr) and not names.NOT_MODULE(attr):
@@ -327,6 +330,22 @@ def numpy_tensor_inputs(call: ast.Call, qualname: Optional[str]) -> list:
 def _imported(expr: ast.AST, ctx: "Position", pos) -> bool:
     """`L` of `from .. import lowering as L`: a name an import binds."""
     return isinstance(expr, ast.Name) and any(b.kind == Bind.IMPORT for b in reaching(expr.id, ctx, pos))
+
+
+def instance_attribute_kind(expr: ast.Attribute, ctx: "Position", pos, depth: int) -> Optional[Kind]:
+    """What `obj.attr` holds when `obj` is an instance of a package class (`corpus = Corpus()`, or
+    `self.corpus` set to one): what that class's own methods set `self.attr` to, judged in its module."""
+    recv = expr.value
+    if isinstance(recv, ast.Name):
+        cls = summaries.instance_class(recv, ctx, pos, depth + 1)
+    elif isinstance(recv.value, ast.Name) and recv.value.id == "self":
+        cls = summaries.attribute_class(recv.attr, ctx, pos, depth + 1)
+    else:
+        return None
+    if not isinstance(cls, ast.ClassDef):
+        return None
+    home = summaries.in_home(cls, ctx)
+    return self_attribute_kind(expr.attr, Position(home.facts, replace(home.frame, cls=cls), home.pos))
 
 
 def self_attribute_kind(attr: str, ctx: "Position") -> Optional[Kind]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from . import losses, project
-from .facts import Bind, FileFacts, assigned, self_attribute, walk
+from . import losses, project, summaries
+from .facts import Bind, FileFacts, assigned, pos_of, self_attribute, walk
 
 ROOTS = frozenset({"pytorch_lightning", "lightning"})
 TRAINING_STEP = "training_step"
@@ -92,3 +92,26 @@ def _name_of(node) -> Optional[str]:
     if isinstance(node, ast.Name):
         return node.id
     return node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def returned_loss(value, step, ctx) -> bool:
+    """`value` is a name the step returns with the binding it has here: `return value` (the loss, or a dict
+    holding it), `return value["loss"]` (a dict holding it) or `return {"loss": value, ...}`."""
+    if not isinstance(value, ast.Name):
+        return False
+    scope = ctx.frame.scope
+    here = [id(b) for b in scope.reaching(value.id, ctx.pos)]
+    for r in summaries.returns(step):
+        got = r.value
+        if isinstance(got, ast.Dict):
+            got = next((v for k, v in zip(got.keys, got.values) if _is_loss_key(k)), None)
+        elif isinstance(got, ast.Subscript) and _is_loss_key(got.slice):
+            got = got.value
+        if (isinstance(got, ast.Name) and got.id == value.id and here
+                and [id(b) for b in scope.reaching(value.id, pos_of(r))] == here):
+            return True
+    return False
+
+
+def _is_loss_key(key) -> bool:
+    return isinstance(key, ast.Constant) and key.value == "loss"

@@ -17,7 +17,7 @@ import ast
 
 from . import api, summaries
 from .evidence import (MAX_DEPTH, PARAM, STATE_DICT, TENSOR, kind, memoised, annotation_kind, numpy_tensor_inputs,
-                       reaching, self_attribute_kind)
+                       reaching, instance_attribute_kind, self_attribute_kind)
 from .facts import Bind, walk
 
 SEQUENCES = (ast.List, ast.Tuple, ast.ListComp)  # literals that `*` repeats
@@ -63,6 +63,8 @@ def _tensor(expr, ctx, pos, depth, callers=True) -> bool:
         return _tensor(expr.value, ctx, pos, depth + 1, callers)
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
         return self_attribute_kind(expr.attr, ctx) in (TENSOR, PARAM)  # the class builds it with torch
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, (ast.Name, ast.Attribute)):
+        return instance_attribute_kind(expr, ctx, pos, depth) in (TENSOR, PARAM)  # corpus.ids of a Corpus()
     if isinstance(expr, ast.Subscript):
         return _tensor(expr.value, ctx, pos, depth + 1, callers)
     if isinstance(expr, ast.BinOp):

@@ -15,13 +15,14 @@ import itertools
 import re
 from typing import Callable, Optional
 
-from . import project
+from . import item_sites, project
 from .facts import Bind, children, lines_of, walk
 from .position import at
 
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 UNKNOWN = object()  # a return or call site with no answer
+ELSEWHERE = object()  # a call site of a method of the same name on an object of another (or unknown) class
 WORD = re.compile(r"\w+")
 WORD_SEARCHES = 32  # names searched for one by one in a file; past that, an index of all its words pays
 
@@ -47,7 +48,31 @@ def callee(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
         b = ctx.frame.scope.binding_before(func.value.id, pos)
         if b is not None and b.kind == Bind.IMPORT:
             return project.module_def(ctx.facts, b.node, func.value.id, func.attr)
+    if isinstance(func, ast.Attribute):  # meter.update(loss), self.meter.update(loss), stats.__setitem__(k, v)
+        return instance_method(func, ctx, pos)
     return None
+
+
+def instance_method(func: ast.Attribute, ctx, pos) -> Optional[ast.AST]:
+    """The method `func.attr` of the package class that `func.value` is an instance of: a name bound to
+    `Cls(...)` (or to what a factory def returns), or `self.attr` when the enclosing class gives that
+    attribute instances of one class; a class of the file (imported classes are not searched: that cost a
+    parse of neighbours for every method call). A parameter's class is not asked of its callers (that
+    costs a search of the package for every method call on a parameter)."""
+    recv = func.value
+    if func.attr not in method_names(ctx.facts):
+        return None  # no class of the file defines it (the classes of other modules are not searched)
+    key = ("instance-method", id(func), pos, id(ctx.frame.scope))
+    memo = ctx.facts.memo
+    if key not in memo:
+        memo[key] = None
+        cls = None
+        if isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self":
+            cls = attribute_class(recv.attr, ctx, pos)
+        elif isinstance(recv, ast.Name) and recv.id not in ("self", "cls"):
+            cls = instance_class(recv, ctx, pos)
+        memo[key] = method(cls, func.attr) if isinstance(cls, ast.ClassDef) else None
+    return memo[key]
 
 
 def _sole_binding(ctx, name: str, pos):
@@ -104,6 +129,25 @@ def self_assignments(cls: ast.ClassDef, ctx) -> dict[str, list]:
     return ctx.facts.memo[key]
 
 
+def method_names(facts) -> frozenset:
+    """The names of the methods the classes of the file define: classes of the module's code (in `if` /
+    `try` blocks too) and the classes nested in them; not the classes a def builds (the whole tree is not
+    walked for this)."""
+    key = "own-method-names"
+    if key not in facts.memo:
+        found, stack = set(), list(facts.tree.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.ClassDef):
+                found.update(d.name for d in node.body if isinstance(d, DEFS))
+                stack.extend(node.body)
+            elif isinstance(node, (ast.If, ast.Try)):
+                stack.extend(node.body + node.orelse + getattr(node, "finalbody", [])
+                             + [s for h in getattr(node, "handlers", []) for s in h.body])
+        facts.memo[key] = frozenset(found)
+    return facts.memo[key]
+
+
 def instance_class(value, ctx, pos, depth: int = 0) -> Optional[ast.ClassDef]:
     """The class `value` is an instance of: `Cls(...)`, a name bound to one, or a factory def's return."""
     if depth > 4:
@@ -111,6 +155,9 @@ def instance_class(value, ctx, pos, depth: int = 0) -> Optional[ast.ClassDef]:
     if isinstance(value, ast.Name):
         found = ctx.frame.scope.reaching(value.id, pos)
         b = found[0] if len(found) == 1 else None
+        if b is not None and b.kind == Bind.UNPACK and isinstance(b.value, (ast.Tuple, ast.List)):
+            elts = b.value.elts  # meter, stats = Meter(), Stats()
+            return instance_class(elts[b.index], ctx, b.pos, depth + 1) if b.index < len(elts) else None
         return instance_class(b.value, ctx, b.pos, depth + 1) if b is not None and b.value is not None else None
     if not isinstance(value, ast.Call):
         return None
@@ -307,7 +354,8 @@ def _argument(fn, param: str, ctx, ask, depth, any_site, seen: list):
     """The joined answer of the call sites; `seen` gets (path or None, line) of each site asked."""
     target = _called(fn, ctx)
     sites = ((call, at(ctx, frame, call)) for call, frame in call_sites(target, ctx, escaped=any_site))
-    answers = (_site_answer(target, fn, param, call, inner, ask, depth, any_site, seen) for call, inner in sites)
+    answers = (a for a in (_site_answer(target, fn, param, call, inner, ask, depth, any_site, seen)
+                           for call, inner in sites) if a is not ELSEWHERE)
     if target in ctx.facts.tree.body:  # callers in the package's other modules
         answers = itertools.chain(answers, (_foreign_answer(value, call, inner, ask, depth, seen)
                                             for value, call, inner in _foreign_sites(target, fn, param, ctx)))
@@ -328,6 +376,9 @@ def _called(fn, ctx) -> ast.AST:
 
 def _site_answer(target, fn, param: str, call, inner, ask, depth, any_site, seen: list):
     if callee(call, inner, inner.pos) is not target:
+        if isinstance(call.func, ast.Attribute) and not (isinstance(call.func.value, ast.Name)
+                                                         and call.func.value.id in ("self", "cls")):
+            return ELSEWHERE  # `d.update(x)`: a method of an object not known to be of the class
         return None if any_site else UNKNOWN  # the name means something else there
     seen.append((None, call.lineno))
     value = passed(fn, param, call, bound=True if target is not fn else None)
@@ -388,8 +439,11 @@ def call_sites(fn: ast.AST, ctx, escaped: bool = False) -> list:
     facts = ctx.facts
     key = ("call-sites", id(fn), escaped)
     if key not in facts.memo:
+        method = _is_method(fn, facts)
         only_its_def = _word_lines(facts, fn.name) == [fn.lineno]
-        calls, used = ([], False) if only_its_def else _uses(facts, fn.name)
+        calls, used = ([], False) if only_its_def else _uses(facts, fn.name, modules=method)
+        if method and fn.name == "__setitem__":
+            calls = calls + item_sites.setitem_calls(facts)
         sites = []
         for call, owner in calls if escaped or not used else ():
             frame = facts.module_frame if owner is None else facts.function_frame(owner)
@@ -400,6 +454,12 @@ def call_sites(fn: ast.AST, ctx, escaped: bool = False) -> list:
                 sites.append((call, frame))
         facts.memo[key] = sites
     return facts.memo[key]
+
+
+def _is_method(fn: ast.AST, facts) -> bool:
+    """`fn` is a def of a class body: its callers may call it on any instance (`meter.update(loss)`)."""
+    frame = facts.function_frame(fn) if isinstance(fn, DEFS) else None
+    return frame is not None and frame.cls is not None and fn in frame.cls.body
 
 
 def _uses(facts, name: str, modules: bool = False) -> tuple[list, bool]:

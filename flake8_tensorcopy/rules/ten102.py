@@ -7,7 +7,8 @@ Flags three shapes of in-place write through `.data`:
   `y` is computed from tensors that
   require grad (a non-leaf of the graph) and `y` is used after the write;
 - `y.data[...] = v` or `y.data.clamp_(...)` on such a `y`, followed by a `.backward()` in the same
-  function;
+  function, or after it returns: in a caller of the file that backpropagates after the call, or, for the
+  `forward` of a `torch.nn` module class, anywhere in a file that backpropagates;
 - `noise = x.data.normal_()` (an in-place method on `x.data` whose result is kept under another
   name) while `x`, a tensor, is used after it: `x` is overwritten, not copied.
 
@@ -63,9 +64,10 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis import backward
 from ..analysis.aliasing import DATA, DIRECT, KEPT, NAME as BY_NAME, alias_writes, still_used
 from ..analysis.evidence import SURE_TENSOR, is_param_like, made_leaf
-from ..analysis.facts import Bind, children, dotted, end_of, pos_of, walk
+from ..analysis.facts import Bind, children, dotted, end_of, walk
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import tensor_replace
 
@@ -73,7 +75,6 @@ GRAD_WRONG = "gradients through it come out silently wrong"
 COPY_ADVICE = "use {source}.detach().clone() for a copy"
 REFILLS = frozenset({"normal_", "uniform_", "fill_", "zero_", "random_", "bernoulli_", "exponential_",
                      "geometric_", "cauchy_", "log_normal_", "copy_"})
-SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 def check(node, ctx):
@@ -94,7 +95,9 @@ def check(node, ctx):
 
 def _direct(node, write, ctx):
     source, site = write.alias.source, write.alias.site
-    if not _graph_tracked(source, ctx) or not _backward_after(node, ctx):
+    if not _graph_tracked(source, ctx):
+        return
+    if not (backward.after_in_function(ctx, end_of(node)) or backward.after_return(ctx)):
         return
     yield ctx.finding(node, None, via=f"'{ctx.text(site)}'", source=ctx.text(source),
                       effect=GRAD_WRONG, advice="write out of place instead")
@@ -153,26 +156,6 @@ def _graph_tracked(source: ast.AST, ctx) -> bool:
         return False
     origin = ctx.frame.scope.origin(source.id, ctx.pos)
     return origin is not None and origin.kind == Bind.ASSIGN and not made_leaf(origin.value, ctx)
-
-
-def _backward_after(node, ctx) -> bool:
-    """A `.backward()` (or `torch.autograd.grad`) call after `node` in the same function body
-    (nested functions and classes are other scopes and do not count)."""
-    after = end_of(node)
-    scope_node = ctx.frame.scope.node
-    stack = list(children(scope_node))
-    while stack:
-        n = stack.pop()
-        if isinstance(n, SCOPES):
-            continue
-        if isinstance(n, ast.Call) and pos_of(n) > after:
-            func = n.func
-            if isinstance(func, ast.Attribute) and func.attr == "backward":
-                return True
-            if ctx.qualname(func) in ("torch.autograd.grad", "torch.autograd.backward"):
-                return True
-        stack.extend(children(n))
-    return False
 
 
 RULE = Rule(

@@ -24,9 +24,11 @@ Not flagged: module conversions, receivers of unknown type for the conversion me
 code tests the type of (`if isinstance(out, Result): out.detach()`) or uses as a dict or an object
 (`out["k"] = ...`, `out.total = ...`), fresh
 temporaries (`torch.zeros(1).cuda()` is a common way to initialise CUDA), `clone` / `detach` with
-arguments (not the tensor methods), statements inside `pytest.raises` / `assertRaises` blocks, and
-benchmark / warm-up functions, where `out.cpu()` is called to wait for the GPU, and the last expression
-of a notebook cell (`y_preds.cpu()` as a cell's last line is the cell's displayed output).
+arguments (not the tensor methods), `clone` / `detach` of a receiver of unknown type when a class of the
+file defines a method of that name (`state.detach()` may be `State.detach`, which works in place),
+statements inside `pytest.raises` / `assertRaises` blocks, and benchmark / warm-up functions, where
+`out.cpu()` is called to wait for the GPU, and the last expression of a notebook cell (`y_preds.cpu()` as
+a cell's last line is the cell's displayed output).
 
 ## Example
 ```python
@@ -67,7 +69,7 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis import api, names
+from ..analysis import api, names, own_methods
 from ..analysis.aliasing import named
 from ..analysis.bodies import declared_outside, used_as_objects
 from ..analysis.guards import type_tested
@@ -170,9 +172,17 @@ def _discarded(call, ctx):
     kind = ctx.kind(source)
     if kind in NOT_TENSOR:
         return None
-    if kind in TENSORISH or (all(m in COPY_METHODS for m in methods) and not _other_object(source, ctx)):
+    if kind in TENSORISH or (all(m in COPY_METHODS for m in methods) and not _other_object(source, ctx)
+                             and not own_methods.may_be_own(_innermost(call), ctx)):
         return source, "." + "().".join(reversed(methods)) + "()"
     return None
+
+
+def _innermost(call: ast.Call) -> ast.Call:
+    """The call of a chain made on its receiver: `x.detach()` of `x.detach().clone()`."""
+    while isinstance(call.func.value, ast.Call):
+        call = call.func.value
+    return call
 
 
 def _can_assign_back(source, call_text: str, ctx) -> bool:

@@ -4,7 +4,8 @@
 Flags `copy.deepcopy(t)` (any import form: `copy.deepcopy`, `from copy import deepcopy as dc`) when
 the file shows that `t` is a tensor that deepcopy mishandles: one computed from tensors that require
 grad (a model output, arithmetic on a parameter: not a graph leaf), or a view (`t[i]`, `t[:n]`,
-`t.view(...)`, `t.t()`). Deep copies of modules, dicts, configs, `state_dict()`s, parameters and leaf
+`t.view(...)`, `t.t()`; `t.detach()` and `t.data` are all of `t`, a view of part of a tensor only when
+`t` is one). Deep copies of modules, dicts, configs, `state_dict()`s, parameters and leaf
 tensors (`torch.randn(3, requires_grad=True)` is one: deepcopy keeps its requires_grad) are not flagged,
 with one exception: an instance of a class of the file (bound from `Cls(...)`, or `self.attr` that is
 only ever set to `Cls(...)`) whose `forward`, or a method it registers as a forward hook
@@ -131,7 +132,7 @@ def check(node: ast.Call, ctx):
         return
     if ctx.non_leaf(arg) and not ctx.grad_disabled:
         why = WHY_NON_LEAF
-    elif _is_view(arg) or _bound_to_view(arg, ctx):
+    elif _is_view(arg) or _bound_to_view(_whole(arg), ctx):
         why = WHY_VIEW
     else:
         return  # a plain leaf: deepcopy works (only slower)
@@ -164,15 +165,31 @@ def _instance_of(arg, ctx):
 
 
 def _is_view(expr) -> bool:
-    """`t[i]`, `t[:n]`, `t.view(...)`, `t.T`: the result shares a larger storage."""
+    """`t[i]`, `t[:n]`, `t.view(...)`, `t.T`: the result shares a larger storage; `t.detach()` and `t.data`
+    only when `t` does."""
     if isinstance(expr, ast.Subscript):
         return True
     if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
         return True
+    if isinstance(expr, ast.Attribute) and api.whole_alias(expr.attr):
+        return _is_view(expr.value)
     if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)):
         return False
+    if api.whole_alias(expr.func.attr):
+        return _is_view(expr.func.value)
     op = api.method(expr.func.attr)
     return op is not None and op.alias == "view"
+
+
+def _whole(expr):
+    """`t` of `t.detach()`, `t.data.detach()`: the tensor whose elements these are, all of them."""
+    while True:
+        if isinstance(expr, ast.Attribute) and api.whole_alias(expr.attr):
+            expr = expr.value
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and api.whole_alias(expr.func.attr):
+            expr = expr.func.value
+        else:
+            return expr
 
 
 def _bound_to_view(expr, ctx) -> bool:

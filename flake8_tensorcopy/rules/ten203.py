@@ -15,7 +15,8 @@ on it raises "Can't call numpy() on Tensor that requires grad".
 
 Not flagged: clones of inputs, masks, indices or tokens (no graph evidence), clones under `no_grad`,
 `.detach().clone()` / `.clone().detach()`, clones used within the step, and working copies written in
-place afterwards (`target = h.clone(); target[mask] = 0`), whatever their name.
+place afterwards (`target = h.clone(); target[mask] = 0`), whatever their name; a parameter's clone kept on
+`self` (`self.weight_before = self.layer.weight.clone()`) that its class only compares or logs.
 
 ## Example
 ```python
@@ -50,7 +51,7 @@ from ..analysis import names
 from ..analysis.bodies import last_computed_with, last_writes
 from ..analysis.clones import kept_clones
 from ..analysis.evidence import PARAM
-from ..analysis.facts import base_name, pos_of
+from ..analysis.facts import base_name, dotted, pos_of, self_attribute
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import before_method, tensor_fix
 
@@ -79,7 +80,8 @@ def check(node, ctx):
         if isinstance(target, ast.Name) and names.FROZEN_NAME(target.id) and not _working_copy(target.id, ctx):
             yield from _report(value, ctx, "kept as '%s'" % target.id, snapshot=target.id)
         elif isinstance(target, (ast.Attribute, ast.Subscript)) and _outlives_step(target, ctx):
-            yield from _report(value, ctx, "kept in '%s'" % ctx.text(target))
+            held = dotted(target) if self_attribute(target) is not None and ctx.frame.cls is not None else None
+            yield from _report(value, ctx, "kept in '%s'" % ctx.text(target), snapshot=held)
 
 
 def _report(expr, ctx, why, snapshot=None):
@@ -101,7 +103,10 @@ def _working_copy(name: str, ctx) -> bool:
 
 def _fed_back(name: str, ctx) -> bool:
     """`name` is later an operand of arithmetic or an argument of a computation (not of an
-    assertion, comparison or log call): `(w - w0).pow(2)`, `F.mse_loss(w, w0)`."""
+    assertion, comparison or log call): `(w - w0).pow(2)`, `F.mse_loss(w, w0)`. For `self.w0`, anywhere
+    in its class (another method reads it)."""
+    if name.startswith("self."):
+        return name in last_computed_with(ctx.facts, ctx.frame.cls)
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
     return last_computed_with(ctx.facts, body).get(name, (0, 0)) > ctx.pos
 

@@ -9,7 +9,9 @@ module and is then read: reloaded with `load_state_dict`, compared, returned or 
 `run`/`fit`/`train`, or that of an object built with the module: `sbs = StepByStep(model, ...)`,
 `sbs.train(n)`) between the snapshot and the read, a training
 loop that takes the snapshot in some iterations (under an `if`) and reads it after the loop (the
-"best weights" pattern), or a loop that reloads the snapshot in each iteration and trains after the
+"best weights" pattern; also when a method of the file takes it under an `if`, a training loop calls that
+method once per step on one object, `stopper.step(score, model)`, and reads `stopper.best` after the loop),
+or a loop that reloads the snapshot in each iteration and trains after the
 reload (a "reset to the initial weights" that resets nothing from the second iteration on). A method of
 the class that returns the module's `state_dict()` (`self.get_state_dict()`) counts as the call itself.
 
@@ -72,7 +74,7 @@ from __future__ import annotations
 import ast
 import bisect
 
-from ..analysis import names, state_dicts, training
+from ..analysis import names, per_step, state_dicts, training
 from ..analysis.bodies import loops
 from ..analysis.facts import Bind, dotted, end_of, pos_of
 from .model import FixAvailability, FixForm, FixSafety, Rule
@@ -146,7 +148,7 @@ def _outlived_by_update(node, target, key: str, module, ctx):
     else:
         reads = state_dicts.attribute_reads(ctx, key, start, end)
         if not reads:  # read only by another class: `load_state_dict(callback.best_state_dict)`
-            return state_dicts.reloaded_by_a_training_class(key, ctx)
+            return state_dicts.reloaded_by_a_training_class(key, ctx) or _kept_for_caller(node, key, ctx)
     if not reads:
         return None
     # torch.save(sd) after the training that follows saves the final weights, which may be the intent;
@@ -166,7 +168,21 @@ def _outlived_by_update(node, target, key: str, module, ctx):
         if (any(loop_start <= p <= loop_end and p not in saved for p in reads)
                 and any(loop_start <= p <= loop_end for p in trainings)):
             return "the training in earlier iterations of the loop"
-    return None if isinstance(target, ast.Name) else state_dicts.reloaded_by_a_training_class(key, ctx)
+    if isinstance(target, ast.Name):
+        return None
+    return state_dicts.reloaded_by_a_training_class(key, ctx) or _kept_for_caller(node, key, ctx)
+
+
+def _kept_for_caller(node, key: str, ctx):
+    """`self.best = model.state_dict()` taken on some calls only (under an `if`) of a method that a training
+    loop calls once per step on one object (`stopper.step(score, model)`), whose caller reads `stopper.best`
+    after the loop: the later steps train the weights the snapshot shares."""
+    attr = key.split(".", 1)[1] if key.startswith("self.") and key.count(".") == 1 else None
+    if attr is None or ctx.frame.func is None or not _conditional_in(ctx.frame.func, pos_of(node), ctx):
+        return None
+    if any(per_step.read_after_loop(s, attr) for s in per_step.per_step_calls(attr, ctx)):
+        return "the training in the caller's later steps"
+    return None
 
 
 def _loops_after(ctx, pos) -> list:

@@ -10,6 +10,13 @@ before the loop and is not reset inside it, the code is not under
 `torch.no_grad()`, and the accumulator is never backpropagated (directly, or through `sum(...)` /
 `torch.stack(...)` or a name built from it).
 
+The same spelled `total = total + loss`, or `log[step] = loss` with `step` bound by the loop (a new entry of a
+dict or list each step). A method of a class of the file that keeps its argument on `self` (`self.total +=
+value`, `self.rows.setdefault(k, []).append(value)`) is flagged when a training loop of the file calls it
+once per step on one object bound before the loop (`meter.update(loss)`, `stats["loss"] = loss` for
+`__setitem__`), every call passes an attached value, and neither the method nor a method the loop calls
+on the object (`meter.reset()`) resets the attribute.
+
 Loss terms kept in a dict count as attached: an entry (`out["loss"]`, `out[self.metric]`, `parts[k]`, or
 `v` of `for k, v in parts.items()`) of a dict one of whose entries is backpropagated
 (`out["loss"].backward()`), or whose entries' sum is (`sum(parts.values()).backward()`), also when the
@@ -105,22 +112,24 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis import accumulators, evidence, lightning, losses, numbers, summaries, training
+from ..analysis import accumulators, evidence, lightning, losses, numbers, per_step, training
 from ..analysis.clones import kept_clones
-from ..analysis.facts import dotted, pos_of, self_attribute, walk
+from ..analysis.facts import dotted, self_attribute, walk
 from ..analysis.losses import backpropagated_elements, keys_in, loss_keys
 from .model import FixAvailability, FixForm, FixSafety, Rule, Trigger
 from .edits import as_receiver, tensor_fix
 
 ENTRY_ADD = r"\[(?<=\w\[)[^\[\]\n]*\][ \t]*=[ \t]*[\w.]+(?:\[|\.get\()"  # stats[k] = stats[k] + v (or .get)
-HOT = (r"\+=", r"\.append\(", r"\.insert\(", r"\.appendleft\(", ENTRY_ADD)  # where findings are
+NAME_ADD = r"=(?<![=!<>]=)[ \t]*\w+[ \t]*\+(?![=+])"  # total = total + v
+LOOP_ENTRY = r"\[(?<=\w\[)\w+\][ \t]*=(?!=)"  # log[step] = v
+HOT = (r"\+=", r"\.append\(", r"\.insert\(", r"\.appendleft\(", ENTRY_ADD, NAME_ADD, LOOP_ENTRY)  # findings
 
 
 def check(node, ctx):
     step = lightning.training_step(ctx)
-    if ctx.grad_disabled or not (ctx.frame.loops or step):
+    if ctx.grad_disabled or not (ctx.frame.loops or step or per_step.method_of(ctx)):
         return
-    found = accumulators.accumulation(node)
+    found = accumulators.accumulation(node) or accumulators.per_step_entry(node, ctx)
     if found is None:
         return
     acc, values = found
@@ -131,6 +140,7 @@ def check(node, ctx):
         yield from _kept_across_steps(node, acc, values[0], step, ctx)
         return
     if not ctx.frame.loops:
+        yield from _kept_across_calls(node, acc, key, values[0], ctx)
         return
     loop = accumulators.outlived_training_loop(key, acc, ctx)
     if loop is None or _flows_into_loss(key, loop, ctx):
@@ -162,7 +172,8 @@ def _kept_across_steps(node, acc, value, step, ctx):
             or key in lightning.backpropagated(classes)):
         return
     returned = lightning.automatic(classes)
-    attached = [v for v in _elements(value) if _carries_graph(v, ctx) or returned and _returned_loss(v, step, ctx)]
+    attached = [v for v in _elements(value)
+                if _carries_graph(v, ctx) or returned and lightning.returned_loss(v, step, ctx)]
     if not attached:
         return
     tensors = all(ctx.kind(v) in evidence.TENSORISH or _carries_graph(v, ctx) and ctx.kind(v) != evidence.CONTAINER
@@ -177,27 +188,23 @@ def _kept_across_steps(node, acc, value, step, ctx):
     yield ctx.finding(node, fix, value=shown, acc=key, use=use, loop="trainer's steps")
 
 
-def _returned_loss(value, step, ctx) -> bool:
-    """`value` is a name the step returns with the binding it has here: `return value` (the loss, or a dict
-    holding it), `return value["loss"]` (a dict holding it) or `return {"loss": value, ...}`."""
-    if not isinstance(value, ast.Name):
-        return False
-    scope = ctx.frame.scope
-    here = [id(b) for b in scope.reaching(value.id, ctx.pos)]
-    for r in summaries.returns(step):
-        got = r.value
-        if isinstance(got, ast.Dict):
-            got = next((v for k, v in zip(got.keys, got.values) if _is_loss_key(k)), None)
-        elif isinstance(got, ast.Subscript) and _is_loss_key(got.slice):
-            got = got.value
-        if (isinstance(got, ast.Name) and got.id == value.id and here
-                and [id(b) for b in scope.reaching(value.id, pos_of(r))] == here):
-            return True
-    return False
-
-
-def _is_loss_key(key) -> bool:
-    return isinstance(key, ast.Constant) and key.value == "loss"
+def _kept_across_calls(node, acc, key: str, value, ctx):
+    """`self.total += value` in a method that a training loop of the file calls once per step on one object
+    (`meter.update(loss)`, `stats["loss"] = loss`), with `value` attached at every call; `self.total` is
+    not reset by the method nor by a method the loop calls on the object."""
+    attr = self_attribute(acc, subscripts=True) or accumulators.entry_root_attribute(acc)
+    if attr is None or accumulators.reset_inside(key, acc, ctx.frame.func, ctx) or key in loss_keys(ctx):
+        return
+    candidates = [v for v in _elements(value) if not isinstance(v, ast.Constant)]
+    steps = per_step.per_step_calls(attr, ctx) if candidates else []
+    attached = [v for v in candidates if _carries_graph(v, ctx)] if steps else []
+    if not attached:
+        return
+    shown = ctx.text(attached[0])
+    fix = tensor_fix(ctx, attached, [ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for v in attached],
+                     FixSafety.UNSAFE)
+    yield ctx.finding(node, fix, value=shown, acc=key, use=f"{as_receiver(shown, attached[0])}.detach() "
+                      "(no graph)", loop=f"training loop that calls it once per step (line {steps[0].loop.lineno})")
 
 
 def _elements(expr):

@@ -1,0 +1,76 @@
+"""Where a backward pass runs after a point: later in the same function body, or, once the function has
+returned, in a caller. A caller is a call of
+the def in the file followed by a backward in the caller's body (or in a loop holding the call); the
+`forward` of a class deriving from a `torch.nn` module is called by whoever trains the module, so it
+counts when the file backpropagates anywhere.
+"""
+from __future__ import annotations
+
+import ast
+
+from . import summaries
+from .bindings import end_of, pos_of
+from .facts import children
+from .position import at
+
+GRAD_CALLS = ("torch.autograd.grad", "torch.autograd.backward")
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def positions(facts, root) -> list:
+    """The sorted positions of the backward calls in `root`'s own body (`x.backward()`, `accelerator.backward(x)`,
+    `torch.autograd.grad(...)`), nested defs and classes left out."""
+    return facts.index(_positions, root)
+
+
+def _positions(facts, root) -> list:
+    found, stack = [], list(children(root))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, SCOPES):
+            continue
+        if isinstance(n, ast.Call) and (isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
+                                        or facts.qualname(n.func) in GRAD_CALLS):
+            found.append(pos_of(n))
+        stack.extend(children(n))
+    return sorted(found)
+
+
+def after_in_function(ctx, after) -> bool:
+    """A backward later in the body of the function (or module code) the point is in."""
+    return any(p > after for p in positions(ctx.facts, ctx.frame.scope.node))
+
+
+def after_return(ctx) -> bool:
+    """The function the point is in returns into a backward: a caller in the file backpropagates after the
+    call, or it is the `forward` of a `torch.nn` module class in a file that backpropagates."""
+    fn = ctx.frame.func
+    if not isinstance(fn, summaries.DEFS):
+        return False
+    key = ("backward-after-return", id(fn))
+    memo = ctx.facts.memo
+    if key not in memo:
+        memo[key] = False
+        memo[key] = _forward_of_trained_module(fn, ctx) or any(
+            after_in_function(at(ctx, frame, call), end_of(call))
+            for call, frame in summaries.call_sites(fn, ctx, escaped=True)
+            if summaries.callee(call, at(ctx, frame, call), pos_of(call)) is fn)
+    return memo[key]
+
+
+def _forward_of_trained_module(fn, ctx) -> bool:
+    cls = ctx.frame.cls
+    if fn.name != "forward" or cls is None or fn not in cls.body:
+        return False
+    torch_base = any((ctx.facts.qualname(b) or "").startswith("torch.nn.") for b in cls.bases)
+    return torch_base and _backpropagates(ctx.facts)
+
+
+def _backpropagates(facts) -> bool:
+    """Some code of the file calls a backward (any def or class, the module's own code)."""
+    key = "file-backpropagates"
+    if key not in facts.memo:
+        facts.memo[key] = any(isinstance(n, ast.Call) and (
+            isinstance(n.func, ast.Attribute) and n.func.attr == "backward" or facts.qualname(n.func) in GRAD_CALLS)
+            for n in ast.walk(facts.tree)) if "backward" in facts.source or "grad" in facts.source else False
+    return facts.memo[key]

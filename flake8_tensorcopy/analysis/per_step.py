@@ -1,0 +1,121 @@
+"""Methods that run once per step of a caller's training loop, on one object that outlives the loop.
+
+`meter.update(loss)` in `for x, y in loader:` with `meter = Meter()` bound before the loop, or
+`stats["loss"] = loss` (a call of `Stats.__setitem__`): what the method keeps on `self` survives from one
+step to the next, as an accumulator bound before the loop would. The loop trains the torch way
+(analysis/training.py); the object is not rebuilt inside it, and the loop calls no method of the
+object that resets the attribute (`meter.reset()` assigning `self.total`, or calling `.clear()` on it).
+"""
+from __future__ import annotations
+
+import ast
+from typing import NamedTuple, Optional
+
+from . import summaries, training
+from .facts import assigned, end_of, pos_of, self_attribute, walk
+from .position import at
+
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+class Step(NamedTuple):
+    call: ast.Call  # the call of the method (a store `obj[k] = v` for `__setitem__`)
+    loop: ast.AST  # the caller's training loop it sits in
+    where: object  # the Position of the call, in the caller's frame
+
+
+def method_of(ctx) -> Optional[ast.FunctionDef]:
+    """The method of a class that the node under check is in (not a def nested in it), or None."""
+    fn, cls = ctx.frame.func, ctx.frame.cls
+    return fn if isinstance(fn, summaries.DEFS) and cls is not None and fn in cls.body else None
+
+
+def per_step_calls(attr: str, ctx) -> list[Step]:
+    """The calls of the enclosing method, in the file, that run once per step of a training loop on an
+    object bound before that loop, with no call of a method resetting `self.attr` in the loop."""
+    fn = method_of(ctx)
+    if fn is None:
+        return []
+    key = ("per-step-calls", id(fn), attr)
+    memo = ctx.facts.memo
+    if key not in memo:
+        memo[key] = []
+        steps = [s for call, frame in summaries.call_sites(fn, ctx, escaped=True)
+                 if (s := _step(call, at(ctx, frame, call), fn)) is not None]
+        if steps:  # the method's own writes are its own: a loop that calls it resets nothing else
+            resetting = _resetting_methods(ctx.frame.cls, ctx.facts).get(attr, frozenset()) - {fn.name}
+            steps = [s for s in steps if not _resets_in(s.loop, s.call.func.value, resetting)]
+        memo[key] = steps
+    return memo[key]
+
+
+def _step(call: ast.Call, inner, fn) -> Optional[Step]:
+    recv = call.func.value if isinstance(call.func, ast.Attribute) else None
+    if recv is None or summaries.callee(call, inner, inner.pos) is not fn:
+        return None
+    root = inner.frame.func if inner.frame.func is not None else inner.facts.tree
+    for loop in inner.facts.enclosing(root, pos_of(call)):
+        if not isinstance(loop, LOOPS) or not _outlives(recv, loop, inner):
+            continue
+        if not (training.torch_training(loop, inner) or training.calls_step(loop, inner)):
+            continue
+        return Step(call, loop, inner)
+    return None
+
+
+def read_after_loop(step: Step, attr: str) -> bool:
+    """The caller reads `obj.attr` of the object the method ran on after the loop (`stopper.best` in
+    `model.load_state_dict(stopper.best)`), `obj` still bound to the same object there."""
+    recv, where = step.call.func.value, step.where
+    root = where.frame.func if where.frame.func is not None else where.facts.tree
+    after = end_of(step.loop)
+    for n in walk(root):
+        if (isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.ctx, ast.Load) and pos_of(n) > after
+                and ast.dump(n.value) == ast.dump(recv)):
+            if not isinstance(recv, ast.Name) or _same_object(recv.id, step, pos_of(n)):
+                return True
+    return False
+
+
+def _same_object(name: str, step: Step, pos) -> bool:
+    scope = step.where.frame.scope
+    return scope.origin(name, pos) is scope.origin(name, pos_of(step.call))
+
+
+def _outlives(recv, loop, inner) -> bool:
+    """The receiver is the same object in every iteration: `self`, `self.x`, or a name bound before the loop
+    and not inside it."""
+    if self_attribute(recv) is not None or isinstance(recv, ast.Name) and recv.id == "self":
+        return True
+    if not isinstance(recv, ast.Name):
+        return False
+    origin = inner.frame.scope.origin(recv.id, pos_of(loop))
+    rebound = any(isinstance(t, ast.Name) and t.id == recv.id
+                  for n in walk(loop) if isinstance(n, (ast.Assign, ast.AnnAssign)) for t, _ in assigned(n))
+    return origin is not None and not rebound
+
+
+def _resetting_methods(cls: ast.ClassDef, facts) -> dict[str, frozenset]:
+    """attr -> the methods of `cls` that assign `self.attr` or call `self.attr.clear()` (`__init__` too),
+    found in one walk of the class."""
+    key = ("resetting-methods", id(cls))
+    if key not in facts.memo:
+        found: dict[str, set] = {}
+        for fn in cls.body:
+            for n in walk(fn) if isinstance(fn, summaries.DEFS) else ():
+                if isinstance(n, (ast.Assign, ast.AnnAssign)):
+                    for t, _ in assigned(n):
+                        if self_attribute(t) is not None:
+                            found.setdefault(self_attribute(t), set()).add(fn.name)
+                elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "clear"
+                      and self_attribute(n.func.value) is not None):
+                    found.setdefault(self_attribute(n.func.value), set()).add(fn.name)
+        facts.memo[key] = {k: frozenset(v) for k, v in found.items()}
+    return facts.memo[key]
+
+
+def _resets_in(loop, recv, resetting: frozenset) -> bool:
+    """The loop calls a resetting method on the receiver (`meter.reset()`)."""
+    text = ast.dump(recv)
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in resetting
+               and ast.dump(n.func.value) == text for n in walk(loop))

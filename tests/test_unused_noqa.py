@@ -225,3 +225,10 @@ async def test_the_server_offers_the_fix(client, tmp_path):
     assert fix.is_preferred
     assert apply(text, fix.edit.changes[uri]) == apply(text, fix_all.edit.changes[uri]) == \
         f"{HEAD}{CLEAN}  # noqa: E501\n"
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"])
+def test_line_ends_do_not_move_the_fix(end):
+    source = f"{HEAD}{CLEAN}  # noqa: E501,TEN201\n    x = 1  # noqa: TEN101\n".replace("\n", end)
+    assert [line for line, _, _ in unused(source)] == [8, 9]
+    assert fix_source(source, rules=WITH_TEN905).fixed == f"{HEAD}{CLEAN}  # noqa: E501\n    x = 1\n".replace("\n", end)

@@ -14,7 +14,7 @@ import tokenize
 from functools import cached_property
 from typing import Iterable, Optional, Sequence
 
-from ..text import split_keeping_ends
+from ..text import python_line_ends, split_keeping_ends
 
 try:
     from flake8.defaults import NOQA_FILE, NOQA_INLINE_REGEXP as NOQA_INLINE
@@ -56,8 +56,8 @@ def scan(program: str) -> Optional[tuple[list[range], dict[int, tuple[int, str]]
     """(`logical_ranges`, each comment token as {line: (column, text)}), or None when the program does not
     tokenize."""
     ranges, comments, low, high = [], {}, None, -1
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(program).readline):
+    try:  # line ends as Python reads them (a lone \r too): lines numbered as split_lines numbers them
+        for tok in tokenize.generate_tokens(io.StringIO(python_line_ends(program)).readline):
             if tok.type in (tokenize.ENDMARKER, tokenize.DEDENT):
                 continue
             if tok.type == tokenize.COMMENT:

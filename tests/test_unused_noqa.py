@@ -232,3 +232,12 @@ def test_line_ends_do_not_move_the_fix(end):
     source = f"{HEAD}{CLEAN}  # noqa: E501,TEN201\n    x = 1  # noqa: TEN101\n".replace("\n", end)
     assert [line for line, _, _ in unused(source)] == [8, 9]
     assert fix_source(source, rules=WITH_TEN905).fixed == f"{HEAD}{CLEAN}  # noqa: E501\n    x = 1\n".replace("\n", end)
+
+
+def test_a_file_that_does_not_parse_gets_none():
+    """flake8 runs no plugin on it (E999); check reports the parse error when a rule's trigger makes the engine
+    parse it, and TEN905 reports nothing either way."""
+    rules = [BY_CODE["TEN902"], BY_CODE["TEN905"]]  # TEN902's trigger is not in the file: the engine never parses
+    source = f"{HEAD}{CLEAN}  # noqa: TEN902\n    x = = 1\n"
+    assert unused(source, rules) == []
+    assert unused(source.replace("    x = = 1\n", ""), rules)

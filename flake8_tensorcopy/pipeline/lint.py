@@ -84,7 +84,7 @@ def lint(doc: Document, rules: Sequence[Rule], tensor_functions: Iterable[str] =
     lines = lines_of(doc) if found or after else []
     comments = Noqa(doc.program, lines) if found or after else None
     if after and not result.errors:  # a rule that failed may have missed a finding a comment is there for
-        found = sorted(found + [f for r in after for f in unused_noqa(r, rules, comments, found)],
+        found = sorted(found + [f for r in after for f in unused_noqa(r, rules, comments, found, result.parsed)],
                        key=lambda f: (f.line, f.col, f.code))
     findings = [f for f in found if not (noqa and comments.suppressed(f.line, f.code))]
     return Linted(findings, [to_item(f, doc, lines) for f in findings], result.errors, result.parsed)

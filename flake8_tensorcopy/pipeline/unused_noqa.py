@@ -6,11 +6,13 @@ comment of the program (not text in a string), at the same text in the lines the
 notebook's cells): a line that IPython syntax hides from the program is not reported."""
 from __future__ import annotations
 
+import ast
+import warnings
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from ..rules.model import Edit, Finding, Rule
-from ..text import split_lines
+from ..text import python_line_ends, split_lines
 from .noqa import NOQA_INLINE, Noqa, codes_of, without_codes
 
 
@@ -45,10 +47,14 @@ class Reading:
         return Edit((self.line, start), (self.line, col + len(text)), new)
 
 
-def unused_noqa(rule: Rule, rules: Sequence[Rule], comments: Noqa, findings: Sequence[Finding]) -> list[Finding]:
+def unused_noqa(rule: Rule, rules: Sequence[Rule], comments: Noqa, findings: Sequence[Finding],
+                parsed: bool = True) -> list[Finding]:
     """`rule`'s findings (TEN905, the rule after lint) for the document `comments` reads, given the engine's
-    `findings` before any noqa (of `rules`, the run's rules). Nothing for a file-level `# flake8: noqa`."""
+    `findings` before any noqa (of `rules`, the run's rules). Nothing for a file-level `# flake8: noqa`, nor
+    for a program that does not parse (`parsed`: the engine parsed it; flake8 runs no plugin on such a file)."""
     if comments.whole_file or not rule.trigger.search("\n".join(comments.lines)):
+        return []
+    if not parsed and not _parses(comments.program):
         return []
     tokens = comments.comments
     if not tokens:
@@ -84,3 +90,13 @@ def _directive(comments: Noqa, line: int, col: int, text: str) -> Optional[Direc
         return None
     end = col + match.start("codes") + len(match.group("codes").rstrip(", \t"))
     return Directive(line, col + match.start(), end, tuple(codes))
+
+
+def _parses(program: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(python_line_ends(program))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True

@@ -1,4 +1,4 @@
-"""Time the worst-case inputs of tests/test_scaling.py at two sizes and print the ratio of the times.
+"""Time the worst-case inputs of tests/integration/test_scaling.py at two sizes and print the ratio of the times.
 
     python scripts/scaling.py                       # this checkout, every case
     python scripts/scaling.py --package /tmp/old    # another checkout's flake8_tensorcopy (a "before")
@@ -50,7 +50,7 @@ def cases(issue_only: bool) -> dict[str, tuple[str, str, int]]:
     found = dict(ISSUE)
     if issue_only:
         return found
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "tests" / "support"))
     from scaling_cases import SHAPES
 
     from flake8_tensorcopy.rules import RULES
@@ -122,7 +122,7 @@ def run_one(how: str, what: str, n: int) -> float:
 
 def timed(package: Path, how: str, what: str, n: int, timeout: float) -> tuple[float, int] | None:
     """(CPU seconds, peak resident MB) of the run in a child process, or None when it passed `timeout`."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(package), str(ROOT / "tests")])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(package), str(ROOT / "tests" / "support")])}
     try:
         done = subprocess.run([sys.executable, __file__, "--one", how, what, str(n)], env=env,
                               capture_output=True, text=True, timeout=timeout, check=True)

@@ -1,11 +1,7 @@
 import os
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # Property tests run a bounded number of examples. Locally ("dev") they are random and hypothesis keeps its
 # example database (a failure found once is tried first next time); under CI (the CI environment variable
@@ -31,7 +27,7 @@ settings.load_profile(hypothesis_profile(os.environ))
 
 @pytest.fixture(scope="session", autouse=True)
 def check_cache(tmp_path_factory):
-    """`check` keeps its cache in one folder of the session, not beside each test's files (tests/test_cache.py
+    """`check` keeps its cache in one folder of the session, not beside each test's files (tests/cli/test_cache.py
     tests the default place)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FLAKE8_TENSORCOPY_CACHE_DIR", str(tmp_path_factory.mktemp("check-cache")))
@@ -41,13 +37,13 @@ def check_cache(tmp_path_factory):
 # Shared by the pre-commit tests: one hook environment cache and one committed copy of this repository.
 @pytest.fixture(scope="session")
 def precommit_home(tmp_path_factory):
-    from precommit_tools import shared_home
+    from tests.support.precommit_tools import shared_home
 
     return shared_home(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
 def hook_repo(tmp_path_factory):
-    from precommit_tools import shared_hook_repo
+    from tests.support.precommit_tools import shared_hook_repo
 
     return shared_hook_repo(tmp_path_factory)

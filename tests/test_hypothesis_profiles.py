@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import settings
 
-from conftest import hypothesis_profile
+from tests.conftest import hypothesis_profile
 
 
 @pytest.mark.parametrize("environ, profile", [

@@ -10,6 +10,7 @@ and the data-safety checks.
 from __future__ import annotations
 
 import argparse
+from typing import Optional
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
@@ -19,7 +20,7 @@ from ..config.discovery import excluded_named
 from ..engine.core import AnalysisError
 from ..fix.fixer import FixError, fix_source
 from ..rules import BY_CODE
-from ..config.settings import Options, selection
+from ..config.settings import Options, PerFile
 
 
 class TensorCopyCodemod(CodemodCommand):
@@ -31,6 +32,7 @@ class TensorCopyCodemod(CodemodCommand):
         self.unsafe = unsafe_fixes
         self.options = {"select": _names(select) or None, "ignore": _names(ignore) or None,
                         "extend_select": _names(extend_select), "tensor_functions": _names(tensor_functions)}
+        self.per_file: Optional[PerFile] = None  # each file's nearest table, as `fix` finds it
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
@@ -42,7 +44,9 @@ class TensorCopyCodemod(CodemodCommand):
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         filename = self.context.filename or "<codemod>"
         try:
-            chosen = selection(Options(paths=[filename], **self.options))
+            if self.per_file is None:
+                self.per_file = PerFile(Options(paths=[filename], **self.options))
+            chosen = self.per_file(filename)
         except ConfigError as exc:
             raise SkipFile(f"flake8-tensorcopy: {exc}") from None
         if self.context.filename and excluded_named(filename, chosen.excludes):

@@ -13,7 +13,8 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-from ..config.settings import Options, selection
+from ..config.discovery import excluded_named
+from ..config.settings import nearest
 from ..engine.core import AnalysisError, select_rules
 from ..pipeline.lint import Document, lint
 from ..pipeline.noqa import with_codes
@@ -22,6 +23,7 @@ from ..rules.model import Finding, FixSafety
 from ..sources.document import read_document
 
 NOTICE = "TEN000"  # not a rule: a file, a cell or a configuration that could not be used
+QUICK_FIX, FIX_ALL = "quickfix", "source.fixAll.flake8-tensorcopy"  # the kinds of code action (LSP's names)
 LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line ends of both Python and LSP
 
 
@@ -58,6 +60,17 @@ class Change:
     text: str
 
 
+@dataclass(frozen=True)
+class Action:
+    """A code action: `changes` to the document, for `problem` (None: the fix-all of the file)."""
+
+    title: str
+    kind: str  # QUICK_FIX or FIX_ALL
+    changes: tuple[Change, ...]
+    problem: Optional["Problem"] = None
+    preferred: bool = False
+
+
 @dataclass
 class Problem:
     uri: str
@@ -92,7 +105,9 @@ def analyse(source: Source) -> Analysis:
     result = Analysis(source)
     notices = []
     try:
-        chosen = selection(Options(paths=[source.path]))
+        chosen = nearest(source.path)  # the file's nearest table, read again when it changes
+        if excluded_named(source.path, chosen.excludes):
+            return result  # as `check` skips it: no problems
         result.rules = tuple(BY_CODE[c] for c in chosen.codes_for(source.path))
         result.tensor_functions = chosen.tensor_functions
     except Exception as exc:  # a ConfigError: the defaults, said once on the document
@@ -243,3 +258,35 @@ def noqa_change(analysis: Analysis, problem: Problem) -> Optional[Change]:
     if edited == text:
         return None  # a bare `# noqa`, or one naming the code, already silences it
     return Change(problem.uri, (line, 0), (line, len(text)), edited)
+
+
+def actions(analysis: Analysis, uri: str, lines: range, only: Optional[Sequence[str]] = None) -> list[Action]:
+    """The actions for the findings on `lines` of `uri` (their fixes, their noqa), and fix-all, of the kinds
+    `only` asks for (a kind asked covers its sub-kinds; None: every kind)."""
+    wanted = lambda kind: not only or any(kind == o or kind.startswith(o + ".") for o in only)  # noqa: E731
+    found = []
+    for problem in analysis.problems:
+        if problem.finding is None or problem.uri != uri or problem.end[0] < lines.start \
+                or problem.start[0] >= lines.stop or not wanted(QUICK_FIX):
+            continue
+        fix = problem.finding.fix
+        changes = fix_changes(analysis, problem) if fix else []
+        if changes:
+            found.append(Action(fix_title(problem), QUICK_FIX, tuple(changes), problem,
+                                preferred=fix.safety is FixSafety.SAFE))
+        noqa = noqa_change(analysis, problem)
+        if noqa is not None:
+            found.append(Action(f"Disable {problem.code} for this line (# noqa)", QUICK_FIX, (noqa,), problem))
+    changes = fix_all_changes(analysis) if wanted(FIX_ALL) else []
+    if changes:
+        found.append(Action("flake8-tensorcopy: fix all safe findings", FIX_ALL, tuple(changes)))
+    return found
+
+
+def fix_title(problem: Problem) -> str:
+    """`Fix TEN204: hidden.detach().clone()` (what one short edit writes), `(unsafe)` for an unsafe fix."""
+    fix = problem.finding.fix
+    edits = [e.text for e in fix.edits if e.text.strip()]
+    what = fix.description or (f"`{edits[0]}`" if len(edits) == 1 and len(edits[0]) <= 60 and "\n" not in edits[0]
+                               else problem.message)
+    return f"Fix {problem.code}: {what}" + (" (unsafe)" if fix.safety is FixSafety.UNSAFE else "")

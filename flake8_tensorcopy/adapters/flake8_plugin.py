@@ -3,10 +3,11 @@
 It never raises: flake8 aborts the whole run, for every file, when a plugin does.
 Options (in `[flake8]` or on the command line) carry the `--tensorcopy-` prefix:
 `--tensorcopy-tensor-functions` = extra tensor-returning function names, added to the
-`tensor-functions` of `[tool.flake8-tensorcopy]` in pyproject.toml. That table is found as `check` finds
-it (above the folder holding the paths given) and checked as `check` checks it; flake8 owns the choice of
-codes and files, so its `select`, `ignore`, `per-file-ignores` and `exclude` keys are not used here. A
-table that cannot be used is reported once per run: `TEN000` on line 1 of the first file flake8 reports.
+`tensor-functions` of `[tool.flake8-tensorcopy]` in pyproject.toml. That table is the nearest above each
+file, as `check` finds it (config.settings.PerFile), and checked as `check` checks it; flake8 owns the
+choice of codes and files, so its `select`, `ignore`, `per-file-ignores` and `exclude` keys are not used
+here. A table that cannot be used is reported as `TEN000` on line 1: the one above the paths given once per
+run (on the first file flake8 reports), a nested one on each file it governs.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ class Plugin:
     rules: tuple = RULES  # the rules whose findings flake8 reports (parse_options narrows them)
     notice: Optional[str] = None  # why [tool.flake8-tensorcopy] is not used, said once per run
     notice_file: Optional[str] = None  # the file that says it; None: the first this process checks
+    per_file = None  # config.settings.PerFile: each file's nearest table; None when the paths' own is unusable
 
     def __init__(self, tree: ast.AST, lines: list[str], filename: str = "stdin"):
         self.tree = tree
@@ -46,26 +48,41 @@ class Plugin:
 
     @classmethod
     def parse_options(cls, options) -> None:
-        names = list(getattr(options, "tensorcopy_tensor_functions", None) or ())
-        cls.notice = cls.notice_file = None
-        try:
-            from ..config.settings import configuration
+        from ..config.settings import Options, PerFile
 
+        names = tuple(dict.fromkeys(n for n in getattr(options, "tensorcopy_tensor_functions", None) or () if n))
+        cls.notice = cls.notice_file = cls.per_file = None
+        cls.tensor_functions = names
+        try:
             paths = list(getattr(options, "filenames", None) or ["."])
-            names += configuration(paths, getattr(options, "stdin_display_name", None)).tensor_functions
+            cls.per_file = PerFile(Options(paths=paths, stdin_filename=getattr(options, "stdin_display_name", None),
+                                           tensor_functions=names))
+            cls.tensor_functions = cls.per_file.base.tensor_functions
         except Exception as exc:  # a ConfigError (or a bug of ours): said once, flake8 runs on
-            cls.notice = f"{DIAGNOSTIC} flake8-tensorcopy ignores its configuration: {exc}".split("\n")[0]
+            cls.notice = ignored(exc)
             cls.notice_file = first_file(options)
-        cls.tensor_functions = tuple(dict.fromkeys(n for n in names if n))
         cls.rules = reported_rules(options)
+
+    def functions(self) -> tuple[tuple[str, ...], Optional[str]]:
+        """The tensor functions of this file's nearest table, and a notice when that table is unusable."""
+        cls = type(self)
+        if cls.per_file is None:
+            return cls.tensor_functions, None
+        try:
+            return cls.per_file(self.filename).tensor_functions, None
+        except Exception as exc:  # a nested table's ConfigError: this file says so, the others run on
+            return cls.per_file.opts.tensor_functions, ignored(exc)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         cls = type(self)
         if cls.notice and cls.notice_file in (None, self.filename):
             yield 1, 0, cls.notice, cls
             cls.notice = None
+        functions, notice = self.functions()
+        if notice:
+            yield 1, 0, notice, cls
         try:
-            result = lint(Document(self.filename, "".join(self.lines)), self.rules, self.tensor_functions,
+            result = lint(Document(self.filename, "".join(self.lines)), self.rules, functions,
                           tree=self.tree if isinstance(self.tree, ast.Module) else None, noqa=False)
         except AnalysisError as exc:
             yield 1, 0, f"{DIAGNOSTIC} flake8-tensorcopy could not analyse this file: {exc}", type(self)
@@ -78,6 +95,10 @@ class Plugin:
             yield f.line, f.col, f.text, type(self)
         for error in result.errors:
             yield 1, 0, f"{DIAGNOSTIC} flake8-tensorcopy internal error: {error}", type(self)
+
+
+def ignored(exc: Exception) -> str:
+    return f"{DIAGNOSTIC} flake8-tensorcopy ignores its configuration: {exc}".split("\n")[0]
 
 
 def first_file(options) -> Optional[str]:

@@ -6,11 +6,9 @@ from lsprotocol import types as lsp
 
 from ..rules import BY_CODE
 from ..rules.docs import DOCS_URL
-from ..rules.model import FixSafety
-from .editor import LINE_BREAK, Analysis, Change, Problem, Source, fix_all_changes, fix_changes, noqa_change
+from .editor import LINE_BREAK, Action, Analysis, Change, Problem, Source
 
 NAME = "flake8-tensorcopy"
-FIX_ALL = f"{lsp.CodeActionKind.SourceFixAll.value}.{NAME}"
 
 
 class Messages:
@@ -43,35 +41,9 @@ class Messages:
             edits.setdefault(c.uri, []).append(lsp.TextEdit(self.range(source, c.uri, c.start, c.end), c.text))
         return lsp.WorkspaceEdit(changes=edits)
 
-    def actions(self, analysis: Analysis, uri: str, lines: range, only) -> list[lsp.CodeAction]:
-        """The code actions for the findings on `lines` of `uri`, and fix-all; runs off the event loop."""
-        wanted = lambda kind: not only or any(kind == o or kind.startswith(o + ".") for o in only)  # noqa: E731
-        source, actions = analysis.source, []
-        for problem in analysis.problems:
-            if problem.finding is None or problem.uri != uri or problem.end[0] < lines.start \
-                    or problem.start[0] >= lines.stop:
-                continue
-            diagnostic = [self.diagnostic(source, problem)]
-            fix = problem.finding.fix
-            changes = fix_changes(analysis, problem) if fix and wanted(lsp.CodeActionKind.QuickFix) else []
-            if changes:
-                actions.append(lsp.CodeAction(fix_title(problem), lsp.CodeActionKind.QuickFix, diagnostic,
-                                              is_preferred=fix.safety is FixSafety.SAFE,
-                                              edit=self.edit(source, changes)))
-            noqa = noqa_change(analysis, problem) if wanted(lsp.CodeActionKind.QuickFix) else None
-            if noqa is not None:
-                actions.append(lsp.CodeAction(f"Disable {problem.code} for this line (# noqa)",
-                                              lsp.CodeActionKind.QuickFix, diagnostic, edit=self.edit(source, [noqa])))
-        changes = fix_all_changes(analysis) if wanted(FIX_ALL) else []
-        if changes:
-            actions.append(lsp.CodeAction(f"{NAME}: fix all safe findings", FIX_ALL, edit=self.edit(source, changes)))
-        return actions
-
-
-def fix_title(problem: Problem) -> str:
-    """`Fix TEN204: hidden.detach().clone()` (what one short edit writes), `(unsafe)` for an unsafe fix."""
-    fix = problem.finding.fix
-    edits = [e.text for e in fix.edits if e.text.strip()]
-    what = fix.description or (f"`{edits[0]}`" if len(edits) == 1 and len(edits[0]) <= 60 and "\n" not in edits[0]
-                               else problem.message)
-    return f"Fix {problem.code}: {what}" + (" (unsafe)" if fix.safety is FixSafety.UNSAFE else "")
+    def actions(self, analysis: Analysis, found: list[Action]) -> list[lsp.CodeAction]:
+        """editor.py's actions as LSP code actions."""
+        source = analysis.source
+        return [lsp.CodeAction(a.title, a.kind, [self.diagnostic(source, a.problem)] if a.problem else None,
+                               is_preferred=a.preferred or None, edit=self.edit(source, list(a.changes)))
+                for a in found]

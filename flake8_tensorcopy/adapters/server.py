@@ -3,13 +3,14 @@
 Diagnostics on open, change (debounced) and save; code actions: each finding's own fix (safe ones
 preferred, unsafe ones labelled), `# noqa: CODE` on the reported line, and the safe fixes of the whole
 file (`source.fixAll.flake8-tensorcopy`, as `fix` applies them); a hover with the rule's page. Notebooks
-come through LSP 3.17 notebook sync and are read as `check` reads them. Analysis runs off the event loop
-(schedule.py) and every failure of it becomes a log message and one diagnostic: the server lives on.
+come through LSP 3.17 notebook sync and are read as `check` reads them. Analyses and code actions run in
+worker processes (worker.py; `initializationOptions.workers`, default 2, 0 for threads), an outdated
+analysis is stopped (schedule.py), and every failure of it, a worker's death included, becomes a log
+message and one diagnostic: the server lives on. With `trace` on, `$/logTrace` tells what the workers do.
 The work itself is editor.py's; this module only speaks the protocol.
 """
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 import traceback
@@ -22,9 +23,10 @@ from pygls.uris import to_fs_path
 from .. import __version__
 from ..rules import BY_CODE
 from ..rules.docs import DOCS_URL
-from .editor import NOTICE, Analysis, Cell, Problem, Source, analyse
-from .lsp_messages import FIX_ALL, NAME, Messages
-from .schedule import Scheduler, off_loop
+from .editor import FIX_ALL, NOTICE, Analysis, Cell, Problem, Source
+from .lsp_messages import NAME, Messages
+from .schedule import Scheduler
+from .worker import Call, Pool
 NOTEBOOKS = lsp.NotebookDocumentSyncOptions(
     notebook_selector=[lsp.NotebookDocumentFilterWithCells(cells=[lsp.NotebookCellLanguage("python")],
                                                            notebook="*")], save=True)
@@ -34,7 +36,8 @@ class TensorCopyServer(LanguageServer):
     def __init__(self):
         super().__init__(NAME, __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
                          notebook_document_sync=NOTEBOOKS)
-        self.scheduler = Scheduler(self.snapshot, self.publish)
+        self.pool = Pool(event=self.trace)
+        self.scheduler = Scheduler(self.snapshot, self.publish, run=self.pool.submit, cancel=self.pool.cancel)
         self.results: dict[str, Analysis] = {}  # by document (or notebook) uri: the last one published
         self.shown: dict[str, set[str]] = {}  # by document: the uris (cells) that have diagnostics
         self.shut_down = False
@@ -42,7 +45,11 @@ class TensorCopyServer(LanguageServer):
     def snapshot(self, key: str):
         """The job that analyses the document `key` as it is now; None when it is closed."""
         source = self.source(key)
-        return None if source is None else (lambda: analyse(source))
+        return None if source is None else Call("analyse", (source,), f"analyse {key} v{source.version}")
+
+    def trace(self, text: str) -> None:
+        if self.protocol.trace not in (None, lsp.TraceValue.Off):
+            self.log_trace(lsp.LogTraceParams(f"{NAME}: {text}"))
 
     def source(self, key: str) -> Optional[Source]:
         workspace = self.workspace
@@ -126,6 +133,10 @@ def initialize(ls: TensorCopyServer, params: lsp.InitializeParams) -> None:
     delay = options.get("debounce") if isinstance(options, dict) else None
     if isinstance(delay, (int, float)) and 0 <= delay <= 10:
         ls.scheduler.delay = float(delay)
+    workers = options.get("workers") if isinstance(options, dict) else None
+    if isinstance(workers, int) and 0 <= workers <= 16:
+        ls.pool.size = workers
+    ls.protocol.trace = params.trace or lsp.TraceValue.Off
 
 
 @server.feature(lsp.SHUTDOWN)
@@ -137,6 +148,7 @@ def shutdown(ls: TensorCopyServer, params: None) -> None:
 def exit_now(ls: TensorCopyServer, params: None) -> None:
     """End at once: an analysis still running in a thread, or the collection of its objects at
     interpreter exit, would keep the process alive for seconds (exit code 1 without a shutdown, per LSP)."""
+    ls.pool.close()
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     os._exit(0 if ls.shut_down else 1)
@@ -195,9 +207,16 @@ async def code_action(ls: TensorCopyServer, params: lsp.CodeActionParams) -> lis
     analysis = ls.current(params.text_document.uri)
     if analysis is None:  # not analysed yet, or the text changed since: positions would be wrong
         return []
-    lines = range(params.range.start.line, params.range.end.line + 1)
-    job = lambda: ls.messages().actions(analysis, params.text_document.uri, lines, params.context.only)  # noqa: E731
-    return await off_loop(asyncio.get_running_loop(), job)
+    uri, lines = params.text_document.uri, range(params.range.start.line, params.range.end.line + 1)
+    only = [str(getattr(kind, "value", kind)) for kind in params.context.only or ()] or None
+    call = Call("actions", (analysis, uri, lines, only), f"code actions {uri}:{lines.start + 1}")
+    try:
+        found, analysis.fixed_all, analysis.commentable = await ls.pool.submit(call, urgent=True)
+    except Exception as exc:  # noqa: BLE001 - a worker that died or failed: no actions, said in the log
+        ls.window_log_message(lsp.LogMessageParams(lsp.MessageType.Error, f"{NAME}: {uri}: no code actions: "
+                                                   f"{type(exc).__name__}: {exc}"))
+        return []
+    return ls.messages().actions(analysis, found)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)

@@ -93,7 +93,7 @@ def kind(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> Optional[K
         key = expr.id
         if key in ctx.frame.guards:
             return TENSOR
-        if key == "self" and ctx.frame.cls is not None and _is_module_class(ctx.frame.cls, ctx):
+        if key == "self" and ctx.frame.cls is not None and is_module_class(ctx.frame.cls, ctx):
             return MODULE
         return join(_binding_kind(b, key, ctx, depth) for b in reaching(key, ctx, pos))
     if isinstance(expr, ast.Attribute):
@@ -197,7 +197,7 @@ def _forward_input(b, ctx: "Position") -> bool:
     """A parameter (not `self`, not *args / **kwargs) of `forward` of a class that subclasses a module."""
     fn, cls = summaries.def_of(b, ctx), ctx.frame.cls
     return (fn is not None and fn.name == "forward" and cls is not None and fn in cls.body
-            and b.node in fn.args.args[1:] + fn.args.kwonlyargs and _is_module_class(cls, ctx))
+            and b.node in fn.args.args[1:] + fn.args.kwonlyargs and is_module_class(cls, ctx))
 
 
 def element_kind(value: ast.AST, index: int, ctx: "Position", pos, depth: int) -> Optional[Kind]:
@@ -309,7 +309,7 @@ def _call_kind(call: ast.Call, ctx: "Position", pos, depth: int) -> Optional[Kin
             return TENSOR  # model(x)
     callee = summaries.callee(call, ctx, pos)
     if isinstance(callee, ast.ClassDef):
-        return MODULE if _is_module_class(callee, ctx) else None
+        return MODULE if is_module_class(callee, ctx) else None
     if callee is not None:
         return summaries.returned(callee, ctx, None, kind, depth + 1)
     return None
@@ -548,7 +548,8 @@ def non_leaf(expr: ast.AST, ctx: "Position", pos=None) -> bool:
     return attached(expr, ctx, pos) and not leaf(expr, ctx, pos)
 
 
-def _is_module_class(cls: ast.ClassDef, ctx: "Position") -> bool:
+def is_module_class(cls: ast.ClassDef, ctx: "Position") -> bool:
+    """`cls` derives from a `torch.nn` class, or from a base whose name ends like a model's."""
     for base in cls.bases:
         q = ctx.facts.qualname(base) or ""
         if q.startswith("torch.nn.") or (isinstance(base, (ast.Name, ast.Attribute))

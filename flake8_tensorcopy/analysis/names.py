@@ -4,7 +4,7 @@ A name is weak evidence. It may keep a rule quiet (a function named `update_ema`
 purpose) or tip a value the code already makes likely; it is never on its own the reason for a finding.
 Matching is on whole words: `update_EMA_model` has the words update, ema, model; `schema` has no word
 `ema` and `dispatch` no word `patch`. Each heuristic lists cases that must and must not match
-(tests/test_names.py checks them all).
+(tests/analysis/test_names.py checks them all).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`.gitignore`-style patterns, matched as git matches them (its wildmatch, on the path's bytes).
 
 Why not `pathspec` (1.1.1, GitIgnoreSpec): compared with `git ls-files -o --exclude-standard` over the
-patterns in tests/test_gitignore.py it raises on `[z-a]`, a lone `!` or a trailing `\\`, ignores POSIX
+patterns in tests/config/test_gitignore.py it raises on `[z-a]`, a lone `!` or a trailing `\\`, ignores POSIX
 classes (`[[:alpha:]]` matches nothing), escapes in a bracket (`[a\\-z]` becomes a range), and, asked
 folder by folder as a walk must, it prunes folders `*` / `!*/` re-includes. This module agrees with git
 on all of them; the test runs git to keep it so.

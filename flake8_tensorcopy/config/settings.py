@@ -1,5 +1,6 @@
-"""The one selection of every front end (`check`, `fix`, the flake8 plugin, the LibCST codemod): the
-command line's options over the nearest `[tool.flake8-tensorcopy]` table (read and checked by config.py).
+"""The one selection of every front end (`check`, `fix`, the flake8 plugin, the LibCST codemod, the
+language server): the command line's options over the nearest `[tool.flake8-tensorcopy]` table of each
+file (read and checked by pyproject.py).
 """
 from __future__ import annotations
 
@@ -99,13 +100,19 @@ class PerFile:
             self._nearest[folder] = find_pyproject(folder)
         source = self._nearest[folder]
         if source not in self._chosen:
-            self._chosen[source] = selection(replace(self.opts, paths=[path]))
+            self._chosen[source] = nearest(path, self.opts)
         return self._chosen[source]
 
     def excluded(self, path: str) -> bool:
         """A file found under the paths given that its own configuration excludes."""
         chosen = self(path)
         return chosen is not self.base and excluded_named(path, chosen.excludes)
+
+
+def nearest(path: str, opts: Optional[Options] = None) -> Selection:
+    """The selection of one file: `opts` over the nearest table above it. Nothing is kept between calls
+    but the parsed tables (re-read when a file changes), so a long-lived server sees edits of them."""
+    return selection(replace(opts or Options(), paths=[path]))
 
 
 def configuration(paths: Sequence[str], stdin_filename: Optional[str] = None, path: Optional[str] = None) -> Config:

@@ -2,7 +2,7 @@
 
 A run imports a rule's module (and the analysis it needs) only when the rule is about to look at a file:
 RULES is built from catalog.json, the rules' declarations written out by scripts/gen_docs.py, and each
-`check` is loaded on its first call. tests/test_registry.py checks the catalog against the modules."""
+`check` is loaded on its first call. tests/rules/test_registry.py checks the catalog against the modules."""
 from __future__ import annotations
 
 import ast

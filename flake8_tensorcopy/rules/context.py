@@ -6,7 +6,7 @@ from typing import Optional
 
 from ..analysis import evidence
 from ..analysis import names
-from ..analysis.facts import FileFacts, Frame, dotted, end_of, walk, within
+from ..analysis.facts import FileFacts, Frame
 from ..text import MAX_QUOTED, one_line, printable
 from .model import Edit, Finding, Fix, FixSafety
 
@@ -87,44 +87,3 @@ class Context:
         if text.isascii():
             return line, byte_col
         return line, len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
-
-
-TYPE_TESTS = ("isinstance", "type", "hasattr", "is_tensor", "is_list_like")
-
-
-def type_tested(key: str, ctx: Context) -> bool:
-    """An enclosing `if` (or conditional expression) tests the type of `key` (isinstance / type / hasattr /
-    is_tensor), directly or through a name bound to such a test (`is_result = isinstance(out, Result)`):
-    the code is written for values of several kinds."""
-    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    tests = [n.test for n in ctx.facts.enclosing(root, ctx.pos) if isinstance(n, (ast.If, ast.IfExp))
-             and any(b and within(b, ctx.pos) for b in _branches(n))]
-    tests += [n.test for n in ctx.facts.index(early_exits, root) if end_of(n) < ctx.pos]
-    flags = {t.id for test in tests for t in walk(test) if isinstance(t, ast.Name)}
-    assigned = ctx.facts.index(name_assignments, root)
-    tests += [value for flag in flags for value in assigned.get(flag, ())]
-    return any(isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)) and n.args
-               and (n.func.id if isinstance(n.func, ast.Name) else n.func.attr) in TYPE_TESTS
-               and dotted(n.args[0]) == key
-               for test in tests for n in walk(test))
-
-
-def _branches(node) -> list[list]:
-    """The statement lists of an `if`, or the one-expression branches of a conditional expression."""
-    return [node.body, node.orelse] if isinstance(node, ast.If) else [[node.body], [node.orelse]]
-
-
-def early_exits(facts: FileFacts, root: ast.AST) -> list[ast.If]:
-    """`if ...: return` (or raise / continue) under `root`: after one, the code runs only for what its test
-    let through (`if is_tensor(x): return ...` leaves the other kinds)."""
-    exits = (ast.Return, ast.Raise, ast.Continue)
-    return [n for n in walk(root) if isinstance(n, ast.If) and isinstance(n.body[-1], exits)]
-
-
-def name_assignments(facts: FileFacts, root: ast.AST) -> dict[str, list[ast.expr]]:
-    """The values of `name = value` statements under `root`, by name."""
-    found: dict[str, list[ast.expr]] = {}
-    for n in walk(root):
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
-            found.setdefault(n.targets[0].id, []).append(n.value)
-    return found

@@ -69,7 +69,8 @@ import ast
 
 from ..analysis import api, names
 from ..analysis.aliasing import named
-from .context import type_tested
+from ..analysis.bodies import declared_outside, used_as_objects
+from ..analysis.guards import type_tested
 from ..analysis.evidence import MODULE, NDARRAY, OPTIMIZER, PARAM, STATE_DICT, TENSORISH
 from ..analysis.facts import dotted, end_of, pos_of, walk
 from .model import FixAvailability, FixForm, FixSafety, Rule, Trigger
@@ -202,11 +203,7 @@ def _would_become_local(name: str, ctx) -> bool:
     func = ctx.frame.func
     if func is None or ctx.frame.scope.bindings.get(name):
         return False
-    return name not in ctx.facts.index(_declared, func)
-
-
-def _declared(facts, func) -> set:
-    return {n for d in walk(func) if isinstance(d, (ast.Global, ast.Nonlocal)) for n in d.names}
+    return name not in declared_outside(ctx.facts, func)
 
 
 def _chain(call: ast.Call):
@@ -253,25 +250,7 @@ def _used_as_object(name: str, ctx) -> bool:
     """The function indexes `name` with a string or sets a plain attribute on it (`result["extra"] = ...`,
     `result.minimize = loss`): a dict or an object, never a tensor."""
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    return name in ctx.facts.index(_objects, body)
-
-
-def _objects(facts, body) -> set:
-    found = set()
-    for n in walk(body):
-        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \
-                and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
-            found.add(n.value.id)
-        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) \
-                and not _tensor_settable(n.attr):
-            found.add(n.value.id)
-    return found
-
-
-def _tensor_settable(attr: str) -> bool:
-    """`x.requires_grad = False`, `x.data = ...`: an attribute a tensor lets code set."""
-    held = api.attribute(attr)
-    return held is not None and held.settable
+    return name in used_as_objects(ctx.facts, body)
 
 
 def _in_raises_block(node, ctx) -> bool:

@@ -47,10 +47,10 @@ from __future__ import annotations
 import ast
 
 from ..analysis import names
+from ..analysis.bodies import last_computed_with, last_writes
 from ..analysis.clones import kept_clones
 from ..analysis.evidence import PARAM
-from ..analysis.facts import base_name, pos_of, walk
-from ..analysis.inplace import written
+from ..analysis.facts import base_name, pos_of
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import before_method, tensor_fix
 
@@ -96,39 +96,14 @@ def _working_copy(name: str, ctx) -> bool:
     """`name` is later written in place (`target[mask] = 0`, `target.mul_(2)`): a copy made to be edited
     inside the step, whatever its name says."""
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    return ctx.facts.index(_last_writes, body).get(name, (0, 0)) > ctx.pos
-
-
-def _last_writes(facts, body) -> dict:
-    found: dict = {}
-    for node in walk(body):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.Call)):
-            target = written(node)
-            if isinstance(target, ast.Name):
-                found[target.id] = max(found.get(target.id, (0, 0)), pos_of(node))
-    return found
+    return last_writes(ctx.facts, body).get(name, (0, 0)) > ctx.pos
 
 
 def _fed_back(name: str, ctx) -> bool:
     """`name` is later an operand of arithmetic or an argument of a computation (not of an
     assertion, comparison or log call): `(w - w0).pow(2)`, `F.mse_loss(w, w0)`."""
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    return ctx.facts.index(_last_computed_with, body).get(name, (0, 0)) > ctx.pos
-
-
-def _last_computed_with(facts, body) -> dict:
-    found: dict = {}
-    for node in walk(body):
-        if isinstance(node, ast.BinOp):
-            operands = [o.id for o in (node.left, node.right) if isinstance(o, ast.Name)]
-        elif isinstance(node, ast.Call):
-            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            operands = [] if names.NOT_A_COMPUTATION(callee) else [a.id for a in node.args if isinstance(a, ast.Name)]
-        else:
-            continue
-        for operand in operands:
-            found[operand] = max(found.get(operand, (0, 0)), pos_of(node))
-    return found
+    return last_computed_with(ctx.facts, body).get(name, (0, 0)) > ctx.pos
 
 
 def _outlives_step(target, ctx) -> bool:

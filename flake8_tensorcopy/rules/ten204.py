@@ -96,7 +96,7 @@ from ..analysis import summaries
 from ..analysis import proven
 from ..analysis.evidence import reaching
 from ..analysis.maybe_tensor import declared_tensor
-from .context import type_tested
+from ..analysis.guards import type_tested
 from ..analysis.facts import Bind, dotted
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import as_receiver, detached_clone, proven_fix

@@ -73,7 +73,8 @@ import ast
 import bisect
 
 from ..analysis import names, state_dicts, training
-from ..analysis.facts import Bind, dotted, end_of, pos_of, walk
+from ..analysis.bodies import loops
+from ..analysis.facts import Bind, dotted, end_of, pos_of
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import tensor_replace
 
@@ -171,12 +172,7 @@ def _outlived_by_update(node, target, key: str, module, ctx):
 def _loops_after(ctx, pos) -> list:
     """The loops of the snapshot's function (or module code) that start after `pos`."""
     root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    return [n for n in ctx.facts.index(_loops, root) if pos_of(n) > pos]
-
-
-def _loops(facts, root) -> list:
-    body = root.body if isinstance(root.body, list) else [root.body]
-    return [n for stmt in body for n in walk(stmt) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    return [n for n in loops(ctx.facts, root) if pos_of(n) > pos]
 
 
 def _any_between(positions: list, low, high, inclusive: bool = False) -> bool:

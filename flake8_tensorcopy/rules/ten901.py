@@ -62,8 +62,9 @@ from __future__ import annotations
 import ast
 
 from ..analysis import api, names
-from ..analysis.evidence import _is_module_class
-from ..analysis.facts import Bind, dotted, self_attribute, walk
+from ..analysis.bodies import last_reads, method_names
+from ..analysis.evidence import is_module_class
+from ..analysis.facts import Bind, dotted, self_attribute
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import as_receiver, tensor_fix
 
@@ -80,10 +81,10 @@ def check(node, ctx):
         return
     hook = "hook" in func.name.lower()
     if not hook and not (names.FORWARD_FUNC(func.name) and ctx.frame.cls is not None
-                         and _is_module_class(ctx.frame.cls, ctx)):
+                         and is_module_class(ctx.frame.cls, ctx)):
         return
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    methods = ctx.facts.index(_class_methods, ctx.frame.cls) if ctx.frame.cls is not None else frozenset()
+    methods = method_names(ctx.facts, ctx.frame.cls) if ctx.frame.cls is not None else frozenset()
     stored = [(t, v) for t in targets for t, v in _pairs(t, node.value)
               if self_attribute(t, subscripts=True) is not None and not _read_later(t, func, node, ctx)]
     attached = [(t, v) for t, v in stored if _from_graph(v, ctx, hook, methods, 0)]
@@ -115,23 +116,8 @@ def _read_later(target, func, node, ctx) -> bool:
     within this forward, where its graph is needed; only a value left behind for later is a finding."""
     while isinstance(target, ast.Subscript):
         target = target.value
-    last = ctx.facts.index(_last_reads, func).get(dotted(target))
+    last = last_reads(ctx.facts, func).get(dotted(target))
     return last is not None and last >= (node.end_lineno, node.end_col_offset)
-
-
-def _last_reads(facts, func) -> dict:
-    """Where each attribute chain (`self.w`) is read last in `func`."""
-    found = {}
-    for n in walk(func):
-        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
-            key = dotted(n)
-            if key is not None:
-                found[key] = max(found.get(key, (0, 0)), (n.lineno, n.col_offset))
-    return found
-
-
-def _class_methods(facts, cls) -> frozenset:
-    return frozenset(s.name for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
 
 def _from_graph(expr, ctx, hook, methods, depth) -> bool:
@@ -152,7 +138,7 @@ def _from_graph(expr, ctx, hook, methods, depth) -> bool:
         if isinstance(func.value, ast.Name) and func.value.id == "self":
             # a submodule call; a method of a plain (hook-owning) class may return anything
             return (func.attr not in methods and ctx.frame.cls is not None
-                    and _is_module_class(ctx.frame.cls, ctx))
+                    and is_module_class(ctx.frame.cls, ctx))
         return _from_graph(func.value, ctx, hook, methods, depth + 1)  # a tensor method: out.view(...)
     if isinstance(expr, ast.Name):
         b = ctx.frame.scope.binding_before(expr.id, ctx.pos)

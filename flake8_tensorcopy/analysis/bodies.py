@@ -1,0 +1,136 @@
+"""Facts about one function body (or a module's code), each walked once per file however many nodes ask:
+where names are last read, written or computed with, its loops, early exits, assignments and declarations."""
+from __future__ import annotations
+
+import ast
+
+from . import api, names
+from .facts import FileFacts, Pos, dotted, pos_of, walk
+from .inplace import written
+
+
+def last_reads(facts: FileFacts, body: ast.AST) -> dict[str, Pos]:
+    """Where each attribute chain (`self.w`) is read last in `body`."""
+    return facts.index(_last_reads, body)
+
+
+def last_writes(facts: FileFacts, body: ast.AST) -> dict[str, Pos]:
+    """Where each name is last assigned or written in place in `body`."""
+    return facts.index(_last_writes, body)
+
+
+def last_computed_with(facts: FileFacts, body: ast.AST) -> dict[str, Pos]:
+    """Where each name is last an operand of arithmetic or an argument of a computation (not of an
+    assertion, comparison or log call) in `body`."""
+    return facts.index(_last_computed_with, body)
+
+
+def loops(facts: FileFacts, root: ast.AST) -> list[ast.AST]:
+    """Every loop of `root`'s body, nested ones included, in source order."""
+    return facts.index(_loops, root)
+
+
+def early_exits(facts: FileFacts, root: ast.AST) -> list[ast.If]:
+    """`if ...: return` (or raise / continue) under `root`: after one, the code runs only for what its test
+    let through (`if is_tensor(x): return ...` leaves the other kinds)."""
+    return facts.index(_early_exits, root)
+
+
+def name_assignments(facts: FileFacts, root: ast.AST) -> dict[str, list[ast.expr]]:
+    """The values of `name = value` statements under `root`, by name."""
+    return facts.index(_name_assignments, root)
+
+
+def declared_outside(facts: FileFacts, func: ast.AST) -> set[str]:
+    """The names `func` declares `global` or `nonlocal`."""
+    return facts.index(_declared_outside, func)
+
+
+def used_as_objects(facts: FileFacts, body: ast.AST) -> set[str]:
+    """Names `body` indexes with a string or sets a plain attribute on (`result["extra"] = ...`,
+    `result.minimize = loss`): dicts or objects, never tensors."""
+    return facts.index(_used_as_objects, body)
+
+
+def method_names(facts: FileFacts, cls: ast.ClassDef) -> frozenset[str]:
+    """The names of the methods `cls` defines in its body."""
+    return facts.index(_method_names, cls)
+
+
+def _last_reads(facts, body) -> dict:
+    found = {}
+    for n in walk(body):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
+            key = dotted(n)
+            if key is not None:
+                found[key] = max(found.get(key, (0, 0)), (n.lineno, n.col_offset))
+    return found
+
+
+def _last_writes(facts, body) -> dict:
+    found: dict = {}
+    for node in walk(body):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.Call)):
+            target = written(node)
+            if isinstance(target, ast.Name):
+                found[target.id] = max(found.get(target.id, (0, 0)), pos_of(node))
+    return found
+
+
+def _last_computed_with(facts, body) -> dict:
+    found: dict = {}
+    for node in walk(body):
+        if isinstance(node, ast.BinOp):
+            operands = [o.id for o in (node.left, node.right) if isinstance(o, ast.Name)]
+        elif isinstance(node, ast.Call):
+            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            operands = [] if names.NOT_A_COMPUTATION(callee) else [a.id for a in node.args if isinstance(a, ast.Name)]
+        else:
+            continue
+        for operand in operands:
+            found[operand] = max(found.get(operand, (0, 0)), pos_of(node))
+    return found
+
+
+def _loops(facts, root) -> list:
+    body = root.body if isinstance(root.body, list) else [root.body]
+    return [n for stmt in body for n in walk(stmt) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+
+
+def _early_exits(facts, root) -> list:
+    exits = (ast.Return, ast.Raise, ast.Continue)
+    return [n for n in walk(root) if isinstance(n, ast.If) and isinstance(n.body[-1], exits)]
+
+
+def _name_assignments(facts, root) -> dict:
+    found: dict = {}
+    for n in walk(root):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            found.setdefault(n.targets[0].id, []).append(n.value)
+    return found
+
+
+def _declared_outside(facts, func) -> set:
+    return {n for d in walk(func) if isinstance(d, (ast.Global, ast.Nonlocal)) for n in d.names}
+
+
+def _used_as_objects(facts, body) -> set:
+    found = set()
+    for n in walk(body):
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \
+                and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
+            found.add(n.value.id)
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) \
+                and not _tensor_settable(n.attr):
+            found.add(n.value.id)
+    return found
+
+
+def _tensor_settable(attr: str) -> bool:
+    """`x.requires_grad = False`, `x.data = ...`: an attribute a tensor lets code set."""
+    held = api.attribute(attr)
+    return held is not None and held.settable
+
+
+def _method_names(facts, cls) -> frozenset:
+    return frozenset(s.name for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))

@@ -1,0 +1,119 @@
+"""analysis/state_dicts.py: what a state_dict snapshot is, and where it is read."""
+from __future__ import annotations
+
+import pytest
+
+from tests.support.analysis_tools import context_at
+from flake8_tensorcopy.analysis import state_dicts
+
+
+def described(source: str):
+    node, ctx = context_at(source)
+    found = state_dicts.snapshot(node.value, ctx)
+    return None if found is None else found[1]
+
+
+@pytest.mark.parametrize("value, what", [
+    ("model.state_dict()", "the module's state_dict()"),
+    ("dict(model.state_dict())", "a shallow copy of model.state_dict()"),
+    ("model.state_dict().copy()", "a shallow copy of model.state_dict()"),
+    ("{k: v.detach() for k, v in model.state_dict().items()}",
+     "entries of model.state_dict() that are not copies"),
+    ("{k: v.cpu() for k, v in model.state_dict().items()}",
+     "entries of model.state_dict() that are not copies on a CPU model"),
+    ("{k: v.clone() for k, v in model.state_dict().items()}", None),  # copies
+    ("copy.deepcopy(model.state_dict())", None),
+    ("optimizer.state_dict()", None),  # not a module
+    ("model.state_dict(destination)", None),
+])
+def test_what_a_snapshot_is(value, what):
+    assert described(f"""
+        import copy
+        def f(model, optimizer, destination):
+            best = {value}  # <-
+    """) == what
+
+
+def test_a_name_bound_to_the_state_dict_and_copied_shallowly():
+    assert described("""
+        def f(model):
+            sd = model.state_dict()
+            best = dict(sd)  # <-
+    """) == "a shallow copy of sd"
+
+
+def test_a_method_returning_the_state_dict_counts_as_the_call():
+    assert described("""
+        import torch
+        class Trainer:
+            def weights(self):
+                return self.model.state_dict()
+
+            def fit(self):
+                best = self.weights()  # <-
+    """) == "the state_dict() that self.weights() returns"
+
+
+def test_a_class_that_overrides_state_dict_is_not_a_module_snapshot():
+    assert described("""
+        class Stats:
+            def state_dict(self):
+                return {}
+
+            def save(self):
+                best = self.state_dict()  # <-
+    """) is None
+
+
+def test_reads_for_keys_only_and_loading_targets():
+    node, ctx = context_at("""
+        def f(model, other):
+            sd = model.state_dict()  # <-
+            n = len(sd)
+            names = sd.keys()
+            sd["w"].copy_(other)
+    """)
+    assert len(state_dicts.key_reads(ctx, "sd")) == 2
+    assert state_dicts.used_as_loading_target(ctx, "sd")
+    assert not state_dicts.used_as_loading_target(ctx, "model")
+
+
+def test_saved_positions_and_attribute_reads():
+    node, ctx = context_at("""
+        import torch
+        class T:
+            def fit(self):
+                self.best = self.model.state_dict()  # <-
+                torch.save(self.best, "b.pt")
+
+            def restore(self):
+                self.model.load_state_dict(self.best)
+    """)
+    start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+    assert len(state_dicts.saved_positions(ctx, "self.best")) == 1
+    assert [line for line, _ in state_dicts.attribute_reads(ctx, "self.best", start, end)] == [6, 9]
+
+
+def test_reloaded_by_a_class_that_trains():
+    source = """
+        class T:
+            def snapshot(self):
+                self.best = self.model.state_dict()  # <-
+
+            def fit(self, loss):
+                loss.backward()
+                self.model.load_state_dict(self.best)
+    """
+    node, ctx = context_at(source)
+    assert state_dicts.reloaded_by_a_training_class("self.best", ctx) == (
+        "the training between calls of the class's methods")
+    node, ctx = context_at(source.replace("loss.backward()", "print(loss)"))
+    assert state_dicts.reloaded_by_a_training_class("self.best", ctx) is None
+
+
+def test_module_root():
+    node, ctx = context_at("""
+        def f(net):
+            best = net.encoder.state_dict()  # <-
+    """)
+    assert state_dicts.module_root(node.value, ctx) == "net"

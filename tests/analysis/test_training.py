@@ -1,0 +1,79 @@
+"""analysis/training.py: calls that update a module's weights, and loops that train the torch way."""
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from tests.support.analysis_tools import context_at
+from flake8_tensorcopy.analysis import training
+
+
+def training_lines(body: str, module: str = "model") -> list[int]:
+    node, ctx = context_at(f"""
+        import torch
+        def run(model, loader, optimizer, trainer, pca, features, sbs_cls):
+            best = model.state_dict()  # <-
+{body}
+    """)
+    return [line for line, _ in training.training_calls(ctx, module)]
+
+
+@pytest.mark.parametrize("call", ["loss.backward()", "optimizer.step()", "train_epoch(model, loader)",
+                                  "model.fit(loader)", "trainer.fit(loader)"])
+def test_training_calls(call):
+    assert training_lines(f"            {call}") == [5]
+
+
+@pytest.mark.parametrize("call", ["model.train()", "model.eval()", "pca.fit(features)", "print(model)",
+                                  "env.step(action)"])
+def test_not_training_calls(call):
+    assert training_lines(f"            {call}") == []
+
+
+def test_an_object_built_with_the_module_trains_it():
+    body = "            sbs = sbs_cls(model, optimizer)\n            sbs.train(3)"
+    assert training_lines(body) == [6]
+    assert training_lines(body, module="other") == []
+
+
+BODY = " " * 20  # inside the loop below
+
+
+def loop_answers(body: str) -> tuple[bool, bool, bool, bool]:
+    node, ctx = context_at(f"""
+        import torch
+        class Runner:
+            def train_one_batch(self, x):
+                self.model(x).sum().backward()
+
+            def fit(self, loader, optimizer):
+                for x in loader:  # <-
+{body}
+    """, ast.For)
+    return (training.trains(node, ctx), training.calls_step(node, ctx), training.calls_backward(node, ctx),
+            training.steps_optimizer(node, ctx))
+
+
+def test_a_loop_that_backpropagates_and_steps():
+    assert loop_answers(BODY + "self.model(x).sum().backward()\n" + BODY + "optimizer.step()") == (
+        True, False, True, True)
+
+
+def test_a_loop_that_calls_a_training_step_of_the_file():
+    assert loop_answers(BODY + "self.train_one_batch(x)") == (False, True, False, False)
+
+
+def test_a_hand_written_step_is_no_torch_training():
+    assert loop_answers(BODY + "env.step(x)") == (False, False, False, False)
+
+
+def test_a_loop_fact_is_computed_once_per_file():
+    node, ctx = context_at("""
+        for x in range(3):  # <-
+            pass
+    """, ast.For)
+    asked = []
+    answer = lambda loop, ctx: asked.append(loop) or len(asked)  # noqa: E731
+    assert training.per_loop(ctx, node, "q", answer) == training.per_loop(ctx, node, "q", answer) == 1
+    assert training.per_loop(ctx, node, "other", answer) == 2

@@ -168,8 +168,11 @@ def analyse_file(task: Task, data: bytes) -> FileReport:
         report.cell_errors = doc.cells.errors if doc.cells else []
         linted = lint(doc, [BY_CODE[c] for c in task.codes], task.tensor_functions)
         if task.add_noqa and linted.findings:
-            report.added = write_noqa(task.path, data, doc, [(f.line, f.code) for f in linted.findings])
-            linted.items = []
+            # an unused noqa (TEN905, a rule with no nodes) is not silenced by another noqa: `fix` removes it
+            written = [BY_CODE[f.code].nodes != () for f in linted.findings]
+            report.added = write_noqa(task.path, data, doc, [(f.line, f.code) for f, w in
+                                                             zip(linted.findings, written) if w])
+            linted.items = [i for i, w in zip(linted.items, written) if not w]
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError, AnalysisError, NotebookError,
             fileio.FileError) as exc:
         report.errors.append(_describe(exc, doc.cells if doc else None))

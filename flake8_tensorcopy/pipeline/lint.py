@@ -13,6 +13,7 @@ from ..engine.core import analyse
 from ..rules.model import Finding, Rule
 from ..text import split_lines
 from .noqa import Noqa
+from .unused_noqa import unused_noqa
 
 
 class Cells(Protocol):
@@ -74,12 +75,18 @@ class Linted:
 def lint(doc: Document, rules: Sequence[Rule], tensor_functions: Iterable[str] = (),
          tree: Optional[ast.Module] = None, noqa: bool = True) -> Linted:
     """The findings of `doc` that `rules` report. Raises engine.core.AnalysisError when the program cannot
-    be analysed. `noqa=False` keeps suppressed findings (flake8 applies `# noqa` itself)."""
+    be analysed. `noqa=False` keeps suppressed findings (flake8 applies `# noqa` itself); TEN905's findings
+    (unused noqa codes) are made either way, from the findings before any noqa."""
     result = analyse(doc.program, doc.path, rules, tree=tree, tensor_functions=tensor_functions,
                      cell_ends=doc.cell_ends)
-    lines = lines_of(doc) if result.findings else []
-    comments = Noqa(doc.program, lines) if noqa and result.findings else None
-    findings = [f for f in result.findings if not (comments and comments.suppressed(f.line, f.code))]
+    after = [r for r in rules if not r.nodes]  # TEN905: reads the findings, checked here, not by the engine
+    found = result.findings
+    lines = lines_of(doc) if found or after else []
+    comments = Noqa(doc.program, lines) if found or after else None
+    if after and not result.errors:  # a rule that failed may have missed a finding a comment is there for
+        found = sorted(found + [f for r in after for f in unused_noqa(r, rules, comments, found, result.parsed)],
+                       key=lambda f: (f.line, f.col, f.code))
+    findings = [f for f in found if not (noqa and comments.suppressed(f.line, f.code))]
     return Linted(findings, [to_item(f, doc, lines) for f in findings], result.errors, result.parsed)
 
 

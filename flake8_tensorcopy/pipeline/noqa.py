@@ -14,7 +14,7 @@ import tokenize
 from functools import cached_property
 from typing import Iterable, Optional, Sequence
 
-from ..text import split_keeping_ends
+from ..text import python_line_ends, split_keeping_ends
 
 try:
     from flake8.defaults import NOQA_FILE, NOQA_INLINE_REGEXP as NOQA_INLINE
@@ -48,11 +48,20 @@ def suppresses(text: str, code: str) -> bool:
 def logical_ranges(program: str) -> Optional[list[range]]:
     """The physical-line ranges flake8 reads one noqa text from (its `_noqa_line_mapping`), or None when
     the program does not tokenize (flake8 then reads each line alone)."""
-    ranges, low, high = [], None, -1
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(program).readline):
+    scanned = scan(program)
+    return scanned[0] if scanned else None
+
+
+def scan(program: str) -> Optional[tuple[list[range], dict[int, tuple[int, str]]]]:
+    """(`logical_ranges`, each comment token as {line: (column, text)}), or None when the program does not
+    tokenize."""
+    ranges, comments, low, high = [], {}, None, -1
+    try:  # line ends as Python reads them (a lone \r too): lines numbered as split_lines numbers them
+        for tok in tokenize.generate_tokens(io.StringIO(python_line_ends(program)).readline):
             if tok.type in (tokenize.ENDMARKER, tokenize.DEDENT):
                 continue
+            if tok.type == tokenize.COMMENT:
+                comments[tok.start[0]] = (tok.start[1], tok.string)
             low = tok.start[0] if low is None else min(low, tok.start[0])
             high = max(high, tok.end[0])
             if tok.type in (tokenize.NL, tokenize.NEWLINE):
@@ -60,7 +69,7 @@ def logical_ranges(program: str) -> Optional[list[range]]:
                 low, high = None, -1
     except (tokenize.TokenError, SyntaxError):
         return None
-    return ranges
+    return ranges, comments
 
 
 class Noqa:
@@ -74,9 +83,22 @@ class Noqa:
         self.any_inline = any("noqa" in line.lower() for line in lines)  # else no line needs tokenizing
 
     @cached_property
+    def scanned(self) -> Optional[tuple[list[range], dict[int, tuple[int, str]]]]:
+        return scan(self.program)
+
+    @cached_property
     def spans(self) -> dict[int, range]:
         """Each physical line's logical-line range (lines flake8 could not map are left out)."""
-        return {n: span for span in logical_ranges(self.program) or () for n in span}
+        return {n: span for span in (self.scanned or ((),))[0] for n in span}
+
+    @property
+    def comments(self) -> Optional[dict[int, tuple[int, str]]]:
+        """The program's comment tokens, {line: (column, text)}; None when it does not tokenize."""
+        return self.scanned[1] if self.scanned else None
+
+    def directive(self, line: int) -> Optional[re.Match]:
+        """The noqa match flake8 reads for a finding on `line` (in `text_for(line)`), or None."""
+        return NOQA_INLINE.search(self.text_for(line)) if self.any_inline else None
 
     def span(self, line: int) -> range:
         """The physical lines whose comments cover a finding on `line`."""
@@ -127,3 +149,31 @@ def add_comments(program: str, findings: Iterable[tuple[int, str]]) -> tuple[str
             lines[target - 1] = new + lines[target - 1][len(body):]
             changed += 1
     return "".join(lines), changed
+
+
+def without_codes(comment: str, codes: Sequence[str]) -> Optional[str]:
+    """The comment token `comment` with `codes` removed from its noqa list: "" when nothing is left (the
+    comment goes), other text kept. None when the result would read as another noqa (a second `# noqa`
+    after it, a `# flake8: noqa`) or when `comment` names none of `codes`."""
+    match = NOQA_INLINE.search(comment)
+    named = codes_of(match) if match else None
+    if not named or not set(codes) & set(named):
+        return None
+    start = match.start("codes")
+    core = re.sub(r"[,\s]+$", "", match.group("codes"))
+    pieces = re.findall(r"([,\s]*)([^,\s]+)", core)  # (separator before, code)
+    kept = [(sep, code) for sep, code in pieces if code not in codes]
+    after = comment[start + len(core):]
+    if kept:
+        new = comment[:start] + "".join((sep if i else "") + code for i, (sep, code) in enumerate(kept)) + after
+    else:
+        before, rest = comment[:match.start()], after.lstrip(", \t")
+        if not before.strip():
+            new = "" if not rest.strip() else rest if rest.startswith("#") else "# " + rest
+        else:
+            new = before.rstrip() + ("  " + rest if rest.strip() else "")
+    again = NOQA_INLINE.search(new)
+    reads = codes_of(again) if again else None
+    if NOQA_FILE.match(new) or (reads != [c for _, c in kept] if kept else again is not None):
+        return None
+    return new

@@ -57,7 +57,7 @@ def module_rules() -> tuple[Rule, ...]:
 
 # The rules, in code order: one module each.
 MODULES = ("ten101", "ten102", "ten103", "ten104", "ten201", "ten202", "ten203", "ten204", "ten301", "ten401",
-           "ten901", "ten902", "ten903", "ten904")
+           "ten901", "ten902", "ten903", "ten904", "ten905")
 CATALOG = os.path.join(os.path.dirname(__file__), "catalog.json")
 with open(CATALOG, encoding="utf-8") as _file:
     RULES: tuple[Rule, ...] = tuple(map(rule_from_catalog, json.load(_file)))

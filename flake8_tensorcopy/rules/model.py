@@ -134,7 +134,7 @@ class Rule:
     name: str
     message: str
     nodes: tuple[type, ...]
-    check: Callable[..., Iterable[Finding]]  # (node, rules.context.Context)
+    check: Callable[..., Iterable[Finding]]  # (node, rules.context.Context); with no `nodes`, see ten905
     trigger: TriggerSpec  # the text the rule needs before it can fire (see Trigger.of)
     claim: str
     doc: str

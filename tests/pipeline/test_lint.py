@@ -22,7 +22,7 @@ def test_findings_and_items_agree_and_noqa_drops_a_finding():
 
 
 @pytest.mark.parametrize("comment, kept", [
-    ("# noqa: E501, TEN201", []), ("# noqa:E501,TEN2", []), ("# noqa: TEN101", ["TEN201"]),
+    ("# noqa: E501, TEN201", []), ("# noqa:E501,TEN2", []), ("# noqa: TEN101", ["TEN201", "TEN905"]),
     ("# noqa: E501, W291", ["TEN201"])])
 def test_noqa_codes_of_several_letters_are_read_as_flake8_reads_them(comment, kept):
     source = BUG.replace("(x)\n", f"(x)  {comment}\n")

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from flake8_tensorcopy.rules.docs import code_blocks, runnable
-from flake8_tensorcopy.engine.core import analyse, select_rules
+from flake8_tensorcopy.engine.core import select_rules
+from flake8_tensorcopy.pipeline.lint import Document, lint
 from flake8_tensorcopy.rules import RULES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,10 +34,10 @@ def test_example_is_flagged_and_use_instead_is_not(rule):
     assert examples and instead
     rules = select_rules(extend_select=[rule.code])
     for block in examples:
-        result = analyse(block, f"{rule.code}_example.py", rules)
+        result = lint(Document(f"{rule.code}_example.py", block), rules)  # TEN905: after the engine
         assert result.errors == [] and rule.code in {f.code for f in result.findings}, block
     for block in instead:
-        result = analyse(block, f"{rule.code}_use_instead.py", rules)
+        result = lint(Document(f"{rule.code}_use_instead.py", block), rules)
         assert result.errors == [] and result.findings == [], (block, result.findings)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from flake8_tensorcopy.engine.core import analyse, select_rules
+from flake8_tensorcopy.pipeline.lint import Document, lint
 from flake8_tensorcopy.rules.model import FixAvailability, FixForm, FixSafety, Rule
 from flake8_tensorcopy.rules import MODULES, RULES, catalog_entry, module_rules
 
@@ -66,7 +67,7 @@ def fixture_findings() -> list:
     """Every finding of every rule on the fixtures (the review cases too), claims aside."""
     rules = select_rules(extend_select=["TEN"])
     return [f for p in sorted((ROOT / "fixtures").rglob("*.py")) if p.name != "claim.py"
-            for f in analyse(p.read_text(encoding="utf-8"), str(p), rules).findings]
+            for f in lint(Document(str(p), p.read_text(encoding="utf-8")), rules).findings]
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)

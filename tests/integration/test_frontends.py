@@ -245,7 +245,8 @@ def test_every_front_end_suppresses_the_same_findings_over_fixtures_and_review_c
 
     review = sorted(p for p in (ROOT.parent / "shared" / "cases" / "review").glob("*.py")) or sorted(
         (ROOT / "fixtures" / "review").glob("*.py"))
-    # TEN905's bad lines already hold the noqa flake8 reads (a comment appended is never read): tests/test_unused_noqa.py
+    # TEN905's bad lines already hold the noqa flake8 reads (a comment appended is never read): see
+    # tests/pipeline/test_unused_noqa.py
     sources = {f"{p.parent.name}_{p.name}": p.read_text() for p in sorted(ROOT.glob("fixtures/TEN*/bad.py"))
                if p.parent.name != "TEN905"}
     sources.update({f"review_{p.name}": p.read_text() for p in review})

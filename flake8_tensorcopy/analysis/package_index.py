@@ -10,6 +10,7 @@ not is found once its package is indexed again: in the next process, or after `r
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -52,14 +53,9 @@ class Package:
 
     def __init__(self, root: str):
         self.root = root
-        package = os.path.exists(os.path.join(root, "__init__.py"))
-        folders, files = [], []
-        for folder, dirs, names in os.walk(root):
-            folders.append((folder, mtime(folder)))
-            dirs[:] = sorted(d for d in dirs if package and os.path.exists(os.path.join(folder, d, "__init__.py")))
-            files += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".py")]
-        self.folders, self.files = tuple(folders), tuple(files)
-        self.order = {f: i for i, f in enumerate(files)}
+        self.folders, self.files = listing(root)
+        self.stamp = _stamp(self.files)  # taken before any module is read: see `stamp`
+        self.order = {f: i for i, f in enumerate(self.files)}
         self._where: Optional[dict[bytes, list[str]]] = None  # word -> the modules that mention it
         self._versions: dict[str, Optional[tuple]] = {}  # module -> the version its words were taken from
         self.reads = 0  # modules read to index their words (tests count them)
@@ -102,6 +98,53 @@ class Package:
         return words
 
 
+def listing(root: str) -> tuple[tuple, tuple]:
+    """((folder, mtime) of each folder, the .py files) of the package at `root`: its subpackages (the
+    folders holding an __init__.py), or only the folder `root` when it is no package."""
+    package = os.path.exists(os.path.join(root, "__init__.py"))
+    folders, files = [], []
+    for folder, dirs, names in os.walk(root):
+        folders.append((folder, mtime(folder)))
+        dirs[:] = sorted(d for d in dirs if package and os.path.exists(os.path.join(folder, d, "__init__.py")))
+        files += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".py")]
+    return tuple(folders), tuple(files)
+
+
+def stamp(root: str) -> str:
+    """A hash of the modules of the package at `root` and the version (size, modification time) of each,
+    listed without reading one: while it is the same, every word lookup in the package answers the same."""
+    return _stamp(listing(root)[1])
+
+
+def _stamp(files) -> str:
+    rows = "\n".join(f"{f}:{v[1:] if (v := version(f)) else None}" for f in files)
+    return hashlib.sha256(rows.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def state(path: str) -> Optional[str]:
+    """What the analysis can tell of `path`: None when nothing is there, "dir" or "other" for what is no
+    regular file, "large" past LIMIT, else the sha256 of its bytes (read once per version per process)."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        return "dir"
+    if not stat.S_ISREG(info.st_mode):
+        return "other"
+    if info.st_size > LIMIT:
+        return "large"
+    key = (path, info.st_size, info.st_mtime_ns, info.st_ino)
+    found = _states.get(key)
+    if found is None:
+        data = read(path)
+        found = _states[key] = "unreadable" if data is None else hashlib.sha256(data).hexdigest()
+    return found
+
+
+_states: dict[tuple, str] = {}
+
+
 def package(root: str) -> Package:
     """The index of the package at `root`, listed again when one of its folders changed."""
     known = _packages.get(root)
@@ -117,6 +160,7 @@ def reset() -> None:
     """Forget every package index and parsed module (a server's next run, a test that edits files)."""
     _packages.clear()
     parsed.clear()
+    _states.clear()
 
 
 def mtime(folder: str) -> Optional[int]:

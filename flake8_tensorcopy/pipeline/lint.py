@@ -12,7 +12,6 @@ from typing import Iterable, Optional, Protocol, Sequence
 from ..engine.core import analyse
 from ..rules.model import Finding, Rule
 from ..text import split_lines
-from .noqa import Noqa
 
 
 class Cells(Protocol):
@@ -78,7 +77,11 @@ def lint(doc: Document, rules: Sequence[Rule], tensor_functions: Iterable[str] =
     result = analyse(doc.program, doc.path, rules, tree=tree, tensor_functions=tensor_functions,
                      cell_ends=doc.cell_ends)
     lines = lines_of(doc) if result.findings else []
-    comments = Noqa(doc.program, lines) if noqa and result.findings else None
+    comments = None
+    if noqa and result.findings:
+        from .noqa import Noqa  # flake8's noqa pattern: imported only for a file with findings
+
+        comments = Noqa(doc.program, lines)
     findings = [f for f in result.findings if not (comments and comments.suppressed(f.line, f.code))]
     return Linted(findings, [to_item(f, doc, lines) for f in findings], result.errors, result.parsed)
 

@@ -25,8 +25,6 @@ import functools
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 from typing import Iterable, Iterator, Optional
 
 from .. import __version__
@@ -84,6 +82,8 @@ def recording() -> Iterator[Optional[dict]]:
 def store(folder: str, entry: str, value: dict, deps: dict) -> None:
     """Write one entry atomically (a temporary file renamed over it); a folder that cannot be written
     costs the cache, never the run."""
+    import tempfile  # imported to write: a warm run only reads
+
     try:
         _prepare(folder)
         fd, temp = tempfile.mkstemp(dir=os.path.join(folder, "entries"), prefix=".tmp-")
@@ -121,6 +121,8 @@ def clean(folder: str) -> bool:
     """Remove the cache folder; False when there was none. Only a folder this tool tagged is removed."""
     if not os.path.isfile(os.path.join(folder, "CACHEDIR.TAG")):
         return False
+    import shutil
+
     shutil.rmtree(folder, ignore_errors=True)
     return True
 
@@ -191,6 +193,8 @@ def _prepare(folder: str) -> None:
     entries = os.path.join(folder, "entries")
     if os.path.isdir(entries):
         return
+    import tempfile
+
     os.makedirs(entries, exist_ok=True)
     for name, text in (("CACHEDIR.TAG", TAG), (".gitignore", "# Automatically created by flake8-tensorcopy.\n*\n")):
         target = os.path.join(folder, name)

@@ -5,7 +5,6 @@ import json
 import os
 import re
 from typing import Sequence
-from urllib.parse import quote
 
 from .. import __version__
 from ..pipeline.lint import Item
@@ -135,6 +134,8 @@ def _prop(text: str) -> str:
 def _uri(path: str) -> str:
     if path in ("stdin", "-"):
         return "stdin"
+    from urllib.parse import quote  # SARIF's URIs only: the text format never needs it
+
     posix = os.fsencode(path.replace(os.sep, "/"))  # the name's own bytes, even when they are not UTF-8
     if os.path.isabs(path):
         return "file://" + quote(posix)

@@ -10,6 +10,7 @@ not is found once its package is indexed again: in the next process, or after `r
 """
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import re
@@ -20,6 +21,7 @@ from typing import Callable, Iterator, Optional
 LIMIT = 1 << 20  # a module larger than this (generated code, vendored data) is not read
 SOURCES = 8 << 20  # bytes of source whose parsed facts are kept between questions
 PACKAGES = 16  # package indexes kept
+SEARCHES = 8  # words a package's text is searched for before the index of all its words is built
 WORD = re.compile(rb"\w+")
 _packages: "OrderedDict[str, Package]" = OrderedDict()
 
@@ -49,7 +51,10 @@ class Bounded:
 
 class Package:
     """The modules of the package at `root` (its subpackages too), or the scripts in the folder `root` when
-    it is no package, and the words each mentions (indexed when first asked)."""
+    it is no package, and the words each mentions. The first SEARCHES words asked are searched for in the
+    package's text, read once (most runs ask a package about a few names: indexing every word of a large
+    package cost more than the rest of the analysis); past that, every word is indexed, so many questions
+    cost one lookup each."""
 
     def __init__(self, root: str):
         self.root = root
@@ -59,6 +64,8 @@ class Package:
         self._where: Optional[dict[bytes, list[str]]] = None  # word -> the modules that mention it
         self._versions: dict[str, Optional[tuple]] = {}  # module -> the version its words were taken from
         self.reads = 0  # modules read to index their words (tests count them)
+        self._text: Optional[tuple[bytes, list[int]]] = None  # the modules' bytes joined, and where each starts
+        self._searches = 0
 
     def current(self) -> bool:
         return all(mtime(d) == m for d, m in self.folders)
@@ -70,16 +77,52 @@ class Package:
             yield from (f for f in self.files if (data := read(f)) is not None and pattern.search(data))
             return
         key = word.encode()
-        for file in list(self._index().get(key, ())):
+        if self._where is None and self._searches < SEARCHES:
+            self._searches += 1
+            candidates = self._search(key)
+        else:
+            candidates = list(self._index().get(key, ()))
+        for file in candidates:
             if version(file) == self._versions.get(file) or key in self._reindex(file):
                 yield file
+
+    def _search(self, key: bytes) -> list[str]:
+        """The modules whose text, as first read, holds the ASCII word `key`, in listing order."""
+        text, starts = self._joined()
+        found: list[str] = []
+        for m in re.finditer(re.escape(key) + rb"(?<!\w" + re.escape(key) + rb")(?!\w)", text):
+            file = self.files[bisect.bisect_right(starts, m.start()) - 1]
+            if not found or found[-1] != file:
+                found.append(file)
+        return found
+
+    def _joined(self) -> tuple[bytes, list[int]]:
+        if self._text is None:
+            parts, starts, at = [], [], 0
+            for file in self.files:
+                self._versions[file] = version(file)
+                data = read(file) or b""
+                self.reads += 1
+                starts.append(at)
+                parts.append(data + b"\n")  # a word never runs on into the next module
+                at += len(data) + 1
+            self._text = b"".join(parts), starts
+        return self._text
 
     def _index(self) -> dict[bytes, list[str]]:
         if self._where is None:
             where: dict[bytes, list[str]] = {}
-            for file in self.files:
-                for w in self._reindex(file):
-                    where.setdefault(w, []).append(file)
+            if self._text is not None:  # the text already read: its words, module by module
+                text, starts = self._text
+                for i, file in enumerate(self.files):
+                    end = starts[i + 1] if i + 1 < len(starts) else len(text)
+                    for w in set(WORD.findall(text, starts[i], end)):
+                        where.setdefault(w, []).append(file)
+                self._text = None
+            else:
+                for file in self.files:
+                    for w in self._reindex(file):
+                        where.setdefault(w, []).append(file)
             self._where = where
         return self._where
 

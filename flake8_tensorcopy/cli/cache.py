@@ -76,7 +76,8 @@ def recording() -> Iterator[Optional[dict]]:
         deps: dict = {}
         yield deps
     deps["reads"] = sorted([p, package_index.state(p)] for p in reads.paths)
-    deps["mentions"] = [[root, stamp, word, list(files)] for (root, word), (stamp, files) in sorted(reads.mentions.items())]
+    deps["mentions"] = [[root, stamp, word, list(files)]
+                        for (root, word), (stamp, files) in sorted(reads.mentions.items())]
 
 
 def store(folder: str, entry: str, value: dict, deps: dict) -> None:

@@ -10,6 +10,8 @@ not is found once its package is indexed again: in the next process, or after `r
 """
 from __future__ import annotations
 
+import bisect
+import hashlib
 import os
 import re
 import stat
@@ -19,6 +21,7 @@ from typing import Callable, Iterator, Optional
 LIMIT = 1 << 20  # a module larger than this (generated code, vendored data) is not read
 SOURCES = 8 << 20  # bytes of source whose parsed facts are kept between questions
 PACKAGES = 16  # package indexes kept
+SEARCHES = 8  # words a package's text is searched for before the index of all its words is built
 WORD = re.compile(rb"\w+")
 _packages: "OrderedDict[str, Package]" = OrderedDict()
 
@@ -48,21 +51,21 @@ class Bounded:
 
 class Package:
     """The modules of the package at `root` (its subpackages too), or the scripts in the folder `root` when
-    it is no package, and the words each mentions (indexed when first asked)."""
+    it is no package, and the words each mentions. The first SEARCHES words asked are searched for in the
+    package's text, read once (most runs ask a package about a few names: indexing every word of a large
+    package cost more than the rest of the analysis); past that, every word is indexed, so many questions
+    cost one lookup each."""
 
     def __init__(self, root: str):
         self.root = root
-        package = os.path.exists(os.path.join(root, "__init__.py"))
-        folders, files = [], []
-        for folder, dirs, names in os.walk(root):
-            folders.append((folder, mtime(folder)))
-            dirs[:] = sorted(d for d in dirs if package and os.path.exists(os.path.join(folder, d, "__init__.py")))
-            files += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".py")]
-        self.folders, self.files = tuple(folders), tuple(files)
-        self.order = {f: i for i, f in enumerate(files)}
+        self.folders, self.files = listing(root)
+        self.stamp = _stamp(self.files)  # taken before any module is read: see `stamp`
+        self.order = {f: i for i, f in enumerate(self.files)}
         self._where: Optional[dict[bytes, list[str]]] = None  # word -> the modules that mention it
         self._versions: dict[str, Optional[tuple]] = {}  # module -> the version its words were taken from
         self.reads = 0  # modules read to index their words (tests count them)
+        self._text: Optional[tuple[bytes, list[int]]] = None  # the modules' bytes joined, and where each starts
+        self._searches = 0
 
     def current(self) -> bool:
         return all(mtime(d) == m for d, m in self.folders)
@@ -74,16 +77,52 @@ class Package:
             yield from (f for f in self.files if (data := read(f)) is not None and pattern.search(data))
             return
         key = word.encode()
-        for file in list(self._index().get(key, ())):
+        if self._where is None and self._searches < SEARCHES:
+            self._searches += 1
+            candidates = self._search(key)
+        else:
+            candidates = list(self._index().get(key, ()))
+        for file in candidates:
             if version(file) == self._versions.get(file) or key in self._reindex(file):
                 yield file
+
+    def _search(self, key: bytes) -> list[str]:
+        """The modules whose text, as first read, holds the ASCII word `key`, in listing order."""
+        text, starts = self._joined()
+        found: list[str] = []
+        for m in re.finditer(re.escape(key) + rb"(?<!\w" + re.escape(key) + rb")(?!\w)", text):
+            file = self.files[bisect.bisect_right(starts, m.start()) - 1]
+            if not found or found[-1] != file:
+                found.append(file)
+        return found
+
+    def _joined(self) -> tuple[bytes, list[int]]:
+        if self._text is None:
+            parts, starts, at = [], [], 0
+            for file in self.files:
+                self._versions[file] = version(file)
+                data = read(file) or b""
+                self.reads += 1
+                starts.append(at)
+                parts.append(data + b"\n")  # a word never runs on into the next module
+                at += len(data) + 1
+            self._text = b"".join(parts), starts
+        return self._text
 
     def _index(self) -> dict[bytes, list[str]]:
         if self._where is None:
             where: dict[bytes, list[str]] = {}
-            for file in self.files:
-                for w in self._reindex(file):
-                    where.setdefault(w, []).append(file)
+            if self._text is not None:  # the text already read: its words, module by module
+                text, starts = self._text
+                for i, file in enumerate(self.files):
+                    end = starts[i + 1] if i + 1 < len(starts) else len(text)
+                    for w in set(WORD.findall(text, starts[i], end)):
+                        where.setdefault(w, []).append(file)
+                self._text = None
+            else:
+                for file in self.files:
+                    for w in self._reindex(file):
+                        where.setdefault(w, []).append(file)
             self._where = where
         return self._where
 
@@ -102,6 +141,53 @@ class Package:
         return words
 
 
+def listing(root: str) -> tuple[tuple, tuple]:
+    """((folder, mtime) of each folder, the .py files) of the package at `root`: its subpackages (the
+    folders holding an __init__.py), or only the folder `root` when it is no package."""
+    package = os.path.exists(os.path.join(root, "__init__.py"))
+    folders, files = [], []
+    for folder, dirs, names in os.walk(root):
+        folders.append((folder, mtime(folder)))
+        dirs[:] = sorted(d for d in dirs if package and os.path.exists(os.path.join(folder, d, "__init__.py")))
+        files += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".py")]
+    return tuple(folders), tuple(files)
+
+
+def stamp(root: str) -> str:
+    """A hash of the modules of the package at `root` and the version (size, modification time) of each,
+    listed without reading one: while it is the same, every word lookup in the package answers the same."""
+    return _stamp(listing(root)[1])
+
+
+def _stamp(files) -> str:
+    rows = "\n".join(f"{f}:{v[1:] if (v := version(f)) else None}" for f in files)
+    return hashlib.sha256(rows.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def state(path: str) -> Optional[str]:
+    """What the analysis can tell of `path`: None when nothing is there, "dir" or "other" for what is no
+    regular file, "large" past LIMIT, else the sha256 of its bytes (read once per version per process)."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        return "dir"
+    if not stat.S_ISREG(info.st_mode):
+        return "other"
+    if info.st_size > LIMIT:
+        return "large"
+    key = (path, info.st_size, info.st_mtime_ns, info.st_ino)
+    found = _states.get(key)
+    if found is None:
+        data = read(path)
+        found = _states[key] = "unreadable" if data is None else hashlib.sha256(data).hexdigest()
+    return found
+
+
+_states: dict[tuple, str] = {}
+
+
 def package(root: str) -> Package:
     """The index of the package at `root`, listed again when one of its folders changed."""
     known = _packages.get(root)
@@ -117,6 +203,7 @@ def reset() -> None:
     """Forget every package index and parsed module (a server's next run, a test that edits files)."""
     _packages.clear()
     parsed.clear()
+    _states.clear()
 
 
 def mtime(folder: str) -> Optional[int]:

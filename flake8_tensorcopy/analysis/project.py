@@ -8,6 +8,11 @@ from a module beside it) is summarised from that module's source, read from disk
 bound twice or re-bound at run time); a module that cannot be read or parsed answers nothing. Each module
 is parsed once per version of it (path, size and modification time) while the bounded cache of
 analysis/package_index.py keeps it; the modules that may call a def are looked up in its word index.
+
+Each module's facts record what was read on its behalf (READS: the modules parsed and the paths probed
+for an import or a package's __init__.py; MENTIONS: the word lookups): a neighbour's answers are memoised
+on its facts and shared by later files, so what a file's findings depend on is the closure of those
+records from its own facts, which `recording()` collects (the cache of `check` keys on it).
 """
 from __future__ import annotations
 
@@ -27,7 +32,45 @@ DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 STDIN_NAMES = ("-", "stdin", "<stdin>")  # source with no place on disk: nothing beside it to read
 HOME = "_tensorcopy_home"  # the attribute of a def found in a neighbour that holds that neighbour's facts
 NEIGHBOURS = "neighbours"  # the memo entry of a file's facts that keeps the neighbours it read alive
+READS = "reads"  # memo entry: path -> the facts read there (None: probed, or nothing parsed)
+MENTIONS = "mentions"  # memo entry: (package root, word) -> (the package's stamp, the modules the index named)
 _open: dict[str, FileFacts] = {}  # absolute path -> the facts of the text under analysis, which is that module
+_recorders: list["Reads"] = []
+
+
+class Reads:
+    """What the findings of the files analysed while `recording()` depend on beside their own text: the
+    paths read or probed, and the word lookups, by package root and word, with the modules they named."""
+
+    def __init__(self):
+        self.paths: set[str] = set()
+        self.mentions: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
+
+    def add(self, facts: FileFacts) -> None:
+        """The closure of the records from `facts` through every module it read."""
+        seen, stack = {id(facts)}, [facts]
+        while stack:
+            here = stack.pop()
+            for path, other in here.memo.get(READS, {}).items():
+                self.paths.add(path)
+                if other is not None and id(other) not in seen:
+                    seen.add(id(other))
+                    stack.append(other)
+            self.mentions.update(here.memo.get(MENTIONS, {}))
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[Reads]:
+    reads = Reads()
+    _recorders.append(reads)
+    try:
+        yield reads
+    finally:
+        _recorders.remove(reads)
+
+
+def _record(facts: FileFacts, path: str, found: Optional[FileFacts] = None) -> None:
+    facts.memo.setdefault(READS, {})[path] = found
 
 
 @contextlib.contextmanager
@@ -43,6 +86,8 @@ def analysing(facts: FileFacts):
     finally:
         if path is not None and _open.get(path) is facts:
             del _open[path]
+        for reads in _recorders:
+            reads.add(facts)
 
 
 def imported_def(facts: FileFacts, node: ast.ImportFrom, name: str) -> Optional[ast.AST]:
@@ -106,7 +151,11 @@ def mentioning(facts: FileFacts, word: str) -> Iterator[FileFacts]:
         return
     path = os.path.abspath(facts.path)
     here = os.path.dirname(path)
-    for file in index.package(_package_top(here) or here).mentioning(word):
+    root = _package_top(here, facts) or here
+    package = index.package(root)
+    files = tuple(package.mentioning(word))
+    facts.memo.setdefault(MENTIONS, {})[(root, word)] = (package.stamp, files)
+    for file in files:
         other = _facts_of(file, facts) if file != path else None
         if other is not None:
             yield other
@@ -124,7 +173,7 @@ def imports(other: FileFacts, path: str) -> bool:
             modules = [(a.name, 0) for a in node.names]
         else:
             continue
-        if any(_module_file(here, m, level) == path for m, level in modules if m or level):
+        if any(_module_file(here, m, level, other) == path for m, level in modules if m or level):
             return True
     return False
 
@@ -170,14 +219,23 @@ def _module_facts(facts: FileFacts, module: Optional[str], level: int) -> Option
     """The facts of the module that `from <level dots><module> import ...` in the file of `facts` reads."""
     if facts.path in (None, *STDIN_NAMES):
         return None
-    file = _module_file(os.path.dirname(os.path.abspath(facts.path)), module, level)
+    file = _module_file(os.path.dirname(os.path.abspath(facts.path)), module, level, facts)
     return _facts_of(file, facts) if file else None
 
 
+def _module_file(here: str, module: Optional[str], level: int, asking: FileFacts) -> Optional[str]:
+    """Where that module's source is, for a file in the folder `here`; the paths probed are recorded."""
+    found, probed = _find_module(here, module, level)
+    for path in probed:
+        _record(asking, path)
+    return found
+
+
 @functools.lru_cache(maxsize=4096)
-def _module_file(here: str, module: Optional[str], level: int) -> Optional[str]:
-    """Where that module's source is, for a file in the folder `here` (asked once per folder and module:
-    `torch.zeros(...)` asks about `torch` at every call)."""
+def _find_module(here: str, module: Optional[str], level: int) -> tuple[Optional[str], tuple[str, ...]]:
+    """(where that module's source is, every path looked at to find it), asked once per folder and module
+    (`torch.zeros(...)` asks about `torch` at every call)."""
+    probed = []
     parts = module.split(".") if module else []
     if level:
         base = here
@@ -185,27 +243,40 @@ def _module_file(here: str, module: Optional[str], level: int) -> Optional[str]:
             base = os.path.dirname(base)
         candidates = [base]
     else:
-        top = _package_top(here)
+        top, probed = _top(here)
+        probed = list(probed)
         candidates = [os.path.dirname(top)] if top and os.path.basename(top) == parts[0] else []
         if not os.path.exists(os.path.join(here, "__init__.py")):
             candidates.append(here)  # a script imports the modules beside it
     for base in candidates:
         target = os.path.join(base, *parts)
         for file in ([target + ".py"] if parts else []) + [os.path.join(target, "__init__.py")]:
+            probed.append(file)
             if os.path.isfile(file):
-                return file
-    return None
+                return file, tuple(probed)
+    return None, tuple(probed)
 
 
-def _package_top(folder: str) -> Optional[str]:
+def _package_top(folder: str, asking: FileFacts) -> Optional[str]:
     """The outermost package folder holding `folder` (each folder on the way has an __init__.py)."""
-    top = None
-    while os.path.exists(os.path.join(folder, "__init__.py")):
+    top, probed = _top(folder)
+    for path in probed:
+        _record(asking, path)
+    return top
+
+
+def _top(folder: str) -> tuple[Optional[str], tuple[str, ...]]:
+    """(the outermost package folder holding `folder`, the __init__.py paths looked at to find it)."""
+    top, probed = None, []
+    while True:
+        probed.append(os.path.join(folder, "__init__.py"))
+        if not os.path.exists(probed[-1]):
+            break
         top, parent = folder, os.path.dirname(folder)
         if parent == folder:
             break
         folder = parent
-    return top
+    return top, tuple(probed)
 
 
 def _facts_of(file: str, asking: FileFacts) -> Optional[FileFacts]:
@@ -214,11 +285,11 @@ def _facts_of(file: str, asking: FileFacts) -> Optional[FileFacts]:
     if _open:
         found = _open.get(os.path.abspath(file))
         if found is not None:
+            _record(asking, file, found)
             return found
     key = index.version(file)
-    if key is None:
-        return None
-    found = index.parsed.get(key, lambda: _parse(file))
+    found = index.parsed.get(key, lambda: _parse(file)) if key is not None else None
+    _record(asking, file, found if found is not asking else None)
     if found is not None and found is not asking:
         asking.memo.setdefault(NEIGHBOURS, {})[id(found)] = found
     return found

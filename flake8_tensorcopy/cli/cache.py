@@ -2,10 +2,15 @@
 everything they depend on, so an unchanged tree is checked again without analysing it.
 
 The key hashes the tool (its version and the size and modification time of every module of it), the
-rules and `tensor-functions` chosen for the file, its name and bytes, and its neighbours: the analysis
-reads other modules of the file's package (callers, imported defs and values), so the key holds the
-path, size and modification time of every .py file under the package's top folder (for a script: under
-its folder), a superset of what the analysis may read. A changed neighbour changes the key.
+rules and `tensor-functions` chosen for the file, its name and bytes. The entry records what else the
+findings were made from (analysis/project.py records it): each neighbour the analysis read or probed
+(an import's candidates, a package's __init__.py files), by the sha256 of its bytes (or that nothing was
+there), and each word lookup in a package's index with the modules it named, with the package's stamp
+(its listing and each module's size and modification time). A hit is an entry whose neighbours hash the
+same and whose packages have the same stamp, or, for a package that changed, whose word lookups name
+the same modules (asked of a fresh index): a changed neighbour, a new caller, a new module shadowing an
+import all invalidate it, and an unrelated edit does not. Checking an entry reads no rule and parses
+nothing: a warm run of an unchanged tree imports neither the rules' code nor the analysis.
 
 The folder is `.flake8-tensorcopy-cache/` beside the project's pyproject.toml (else in the current
 folder; or $FLAKE8_TENSORCOPY_CACHE_DIR), marked as Ruff marks `.ruff_cache`: a CACHEDIR.TAG and a
@@ -15,14 +20,12 @@ entries are removed. Only complete reports are kept (a file with an error is ana
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import os
-import re
-import shutil
-import tempfile
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 from .. import __version__
 
@@ -31,7 +34,6 @@ ENV = "FLAKE8_TENSORCOPY_CACHE_DIR"
 MAX_ENTRIES = 20_000
 TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
        "# This file is a cache directory tag created by flake8-tensorcopy.\n")
-RELATIVE_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.+)", re.M)
 
 
 def folder_for(config_root: Optional[str]) -> str:
@@ -41,33 +43,54 @@ def folder_for(config_root: Optional[str]) -> str:
 
 
 def key(path: str, data: bytes, parts: Iterable[str]) -> str:
-    """The key of one file's findings: its bytes, its neighbours, the tool, and `parts` (its options)."""
+    """The key of one file's findings: its bytes, its name, the tool, and `parts` (its options)."""
     digest = hashlib.sha256()
-    for part in (tool_fingerprint(), os.path.abspath(path), *parts, neighbours(path, data)):
+    for part in (tool_fingerprint(), os.path.abspath(path), *parts):
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
     digest.update(data)
     return digest.hexdigest()
 
 
 def load(folder: str, entry: str) -> Optional[dict]:
-    """The entry stored under `entry`; None when there is none or it cannot be read (a miss)."""
+    """The entry stored under `entry` when its neighbours are as they were; None when there is none, it
+    cannot be read, or something it was made from changed (a miss)."""
     try:
         with open(_entry_path(folder, entry), encoding="utf-8") as fh:
             found = json.load(fh)
     except (OSError, ValueError):
         return None
-    return found if isinstance(found, dict) and found.get("key") == entry else None
+    if not isinstance(found, dict) or found.get("key") != entry:
+        return None
+    try:
+        return found if _fresh(found["reads"], found["mentions"]) else None
+    except (KeyError, TypeError, ValueError):  # an entry of another shape
+        return None
 
 
-def store(folder: str, entry: str, value: dict) -> None:
+@contextlib.contextmanager
+def recording() -> Iterator[Optional[dict]]:
+    """What the analysis inside reads beside the file, as `store` keeps it."""
+    from ..analysis import package_index, project
+
+    with project.recording() as reads:
+        deps: dict = {}
+        yield deps
+    deps["reads"] = sorted([p, package_index.state(p)] for p in reads.paths)
+    deps["mentions"] = [[root, stamp, word, list(files)]
+                        for (root, word), (stamp, files) in sorted(reads.mentions.items())]
+
+
+def store(folder: str, entry: str, value: dict, deps: dict) -> None:
     """Write one entry atomically (a temporary file renamed over it); a folder that cannot be written
     costs the cache, never the run."""
+    import tempfile  # imported to write: a warm run only reads
+
     try:
         _prepare(folder)
         fd, temp = tempfile.mkstemp(dir=os.path.join(folder, "entries"), prefix=".tmp-")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({**value, "key": entry}, fh)
+                json.dump({**value, **deps, "key": entry}, fh)
             os.replace(temp, _entry_path(folder, entry))
         except BaseException:
             os.unlink(temp)
@@ -99,6 +122,8 @@ def clean(folder: str) -> bool:
     """Remove the cache folder; False when there was none. Only a folder this tool tagged is removed."""
     if not os.path.isfile(os.path.join(folder, "CACHEDIR.TAG")):
         return False
+    import shutil
+
     shutil.rmtree(folder, ignore_errors=True)
     return True
 
@@ -111,23 +136,35 @@ def tool_fingerprint() -> str:
     return __version__ + ";" + _listing(package)
 
 
-def neighbours(path: str, data: bytes) -> str:
-    """What the analysis may read beside `path` (see analysis/project.py): every .py file under the
-    outermost package folder that holds it (for a script: under its folder, where `import sub.mod` looks),
-    or under the folder a relative import of the file climbs to, if that is higher."""
-    if path in ("-", "stdin", "<stdin>"):
-        return ""
-    here = os.path.dirname(os.path.abspath(path))
-    top = here
-    while os.path.exists(os.path.join(top, "__init__.py")) and os.path.dirname(top) != top:
-        if not os.path.exists(os.path.join(os.path.dirname(top), "__init__.py")):
-            break
-        top = os.path.dirname(top)
-    climb = max((len(dots) for dots in RELATIVE_IMPORT.findall(data)), default=1) - 1  # `from ..` climbs one
-    base = here
-    for _ in range(climb):
-        base = os.path.dirname(base)
-    return _listing(os.path.commonpath([top, base]))
+def _fresh(reads: list, mentions: list) -> bool:
+    """Whether every neighbour hashes as recorded, and every word lookup names the same modules."""
+    if not reads and not mentions:
+        return True
+    from ..analysis import package_index  # the index only: no rule, no parser
+
+    if any(package_index.state(path) != state for path, state in reads):
+        return False
+    for root, stamp, word, files in mentions:
+        if _stamp(root) != stamp and list(package_index.package(root).mentioning(word)) != files:
+            return False
+    return True
+
+
+def _stamp(root: str) -> str:
+    """The package's stamp, taken once per run (`forget` starts a run)."""
+    if root not in _stamps:
+        from ..analysis import package_index
+
+        _stamps[root] = package_index.stamp(root)
+    return _stamps[root]
+
+
+def forget() -> None:
+    """Take the packages' stamps again (a new run in the same process)."""
+    _stamps.clear()
+
+
+_stamps: dict[str, str] = {}
 
 
 @functools.lru_cache(maxsize=None)
@@ -157,6 +194,8 @@ def _prepare(folder: str) -> None:
     entries = os.path.join(folder, "entries")
     if os.path.isdir(entries):
         return
+    import tempfile
+
     os.makedirs(entries, exist_ok=True)
     for name, text in (("CACHEDIR.TAG", TAG), (".gitignore", "# Automatically created by flake8-tensorcopy.\n*\n")):
         target = os.path.join(folder, name)

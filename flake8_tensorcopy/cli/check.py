@@ -14,15 +14,10 @@ from . import cache
 from ..sources import fileio
 from ..config.pyproject import ConfigError
 from ..config.discovery import discover
-from ..engine.core import AnalysisError
 from .formats import render
 from ..text import shown
-from ..pipeline.lint import Document, Item, lint
-from ..pipeline.noqa import add_comments
-from ..sources.document import read_document
-from ..sources.notebook import NotebookError
+from ..pipeline.lint import Document, Item
 from .progress import Progress
-from ..rules import BY_CODE
 from ..config.settings import Options, PerFile
 
 FILES_PER_WORKER = 16  # below this many files per extra process, a pool costs more than it saves
@@ -63,7 +58,9 @@ def run_check(opts: Options, out: Optional[TextIO] = None, err: Optional[TextIO]
         print(f"flake8-tensorcopy: error: {exc}", file=err)
         return 2
     try:
-        reports = notes + run(tasks, opts.jobs or os.cpu_count() or 1, Progress(len(tasks), err))
+        progress = Progress(len(tasks), err)
+        cached, tasks_left = from_cache(tasks, progress)
+        reports = notes + cached + run(tasks_left, opts.jobs or os.cpu_count() or 1, progress)
     except KeyboardInterrupt:
         print("flake8-tensorcopy: interrupted", file=err)
         return 2
@@ -117,6 +114,21 @@ def plan(opts: Options, add_noqa: bool = False) -> tuple[list[Task], list[FileRe
     return tasks, notes
 
 
+def from_cache(tasks: list[Task], progress: Progress) -> tuple[list[FileReport], list[Task]]:
+    """(the reports the cache holds, the tasks left to analyse), looked up here before any pool starts:
+    a warm run of an unchanged tree reads entries and hashes neighbours, and imports no rule."""
+    cache.forget()
+    found, left = [], []
+    for task in tasks:
+        report = cached_report(task)[0] if task.cache is not None else None
+        if report is None:
+            left.append(task)
+        else:
+            found.append(report)
+            progress.advance()
+    return found, left
+
+
 def run(tasks: list[Task], jobs: int, progress: Progress) -> list[FileReport]:
     """Check every task; in `jobs` processes when each would get FILES_PER_WORKER files or more."""
     workers = min(jobs, len(tasks) // FILES_PER_WORKER)
@@ -144,22 +156,44 @@ def check_file(task: Task) -> FileReport:
         return FileReport(task.display, errors=[_describe(exc, None)])
     if task.cache is None:
         return analyse_file(task, data)
+    found, entry = cached_report(task, data)
+    if found is not None:
+        return found
+    with cache.recording() as deps:
+        report = analyse_file(task, data)
+    if not report.errors:  # errors are said again on every run; only complete reports are kept
+        cache.store(task.cache, entry, {"items": [asdict(i) for i in report.items], "cell_errors": report.cell_errors},
+                    deps)
+    return report
+
+
+def cached_report(task: Task, data: Optional[bytes] = None) -> tuple[Optional[FileReport], Optional[str]]:
+    """(the file's report from the cache or None, the key of its entry); a file that cannot be read is a miss."""
+    if data is None:
+        try:
+            data = task.source if task.source is not None else fileio.read_regular(task.path)
+        except (OSError, fileio.FileError):
+            return None, None
     entry = cache.key(task.path, data, (task.display, *task.codes, "tensor-functions", *task.tensor_functions))
     found = cache.load(task.cache, entry)
     if found is not None:
         try:
             return FileReport(task.display, [Item(**i) for i in found["items"]],
-                              cell_errors=[(c, m) for c, m in found["cell_errors"]])
+                              cell_errors=[(c, m) for c, m in found["cell_errors"]]), entry
         except (KeyError, TypeError, ValueError):  # an entry of another shape: a miss
             pass
-    report = analyse_file(task, data)
-    if not report.errors:  # errors are said again on every run; only complete reports are kept
-        cache.store(task.cache, entry, {"items": [asdict(i) for i in report.items], "cell_errors": report.cell_errors})
-    return report
+    return None, entry
 
 
 def analyse_file(task: Task, data: bytes) -> FileReport:
-    """One file's findings from its bytes."""
+    """One file's findings from its bytes (the engine, the rules and the readers are imported here: a run
+    that every entry of the cache answers needs none of them)."""
+    from ..engine.core import AnalysisError
+    from ..pipeline.lint import lint
+    from ..rules import BY_CODE
+    from ..sources.document import read_document
+    from ..sources.notebook import NotebookError
+
     report = FileReport(task.display)
     doc = None
     try:
@@ -187,6 +221,8 @@ def analyse_file(task: Task, data: bytes) -> FileReport:
 
 def write_noqa(path: str, data: bytes, doc: Document, findings: list[tuple[int, str]]) -> int:
     """Add a noqa comment for each finding to the file (atomically, its encoding kept); how many changed."""
+    from ..pipeline.noqa import add_comments
+
     program, changed = add_comments(doc.program, findings)
     if changed:
         text = doc.cells.with_program(program) if doc.cells else program
@@ -221,7 +257,7 @@ def _describe(exc: Exception, notebook) -> str:
         return f"cannot read: {exc.strerror or exc}"
     if isinstance(exc, UnicodeDecodeError):
         return f"cannot decode: {exc.reason} at byte {exc.start} ({exc.encoding})"
-    if isinstance(exc, AnalysisError) and notebook is not None:
+    if notebook is not None and type(exc).__name__ == "AnalysisError":  # engine.core's, imported only to analyse
         msg = str(exc)
         m = re.search(r"at line (\d+)", msg)
         if m:

@@ -133,12 +133,13 @@ def _work(job: Job) -> Report:
                           cell_errors=[(c, m) for c, m in found["cell_errors"]])
         except (KeyError, TypeError, ValueError, fileio.FileError):  # an entry of another shape: a miss
             pass
-    report = _fixed(job, src)
+    with cache.recording() as deps:
+        report = _fixed(job, src)
     if not (report.error or report.rule_errors):
         cache.store(job.cache, entry, {"changed": report.new is not None, "fixed": report.fixed if report.new else "",
                                        "applied": [asdict(i) for i in report.applied],
                                        "remaining": [asdict(i) for i in report.remaining],
-                                       "cell_errors": report.cell_errors})
+                                       "cell_errors": report.cell_errors}, deps)
     return report
 
 

@@ -5,10 +5,8 @@ import json
 import os
 import re
 from typing import Sequence
-from urllib.parse import quote
 
 from .. import __version__
-from ..rules.docs import DOCS_URL, fix_metadata
 from ..pipeline.lint import Item
 from ..rules import BY_CODE, RULES
 from ..text import shown
@@ -17,7 +15,6 @@ from ..text import shown
 FORMATS = ("text", "json", "sarif", "github")
 JSON_VERSION = 1
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-TOOL_URI = DOCS_URL.split("/blob/")[0]
 
 
 def render(fmt: str, items: Sequence[Item], errors: Sequence[tuple[str, str]], files: int,
@@ -51,6 +48,8 @@ def text_line(item: Item, show_source: bool = False) -> str:
 
 
 def to_json(items: Sequence[Item], errors: Sequence[tuple[str, str]], files: int) -> dict:
+    from ..rules.docs import DOCS_URL  # the rules' documentation: read only for the formats that link it
+
     by_code: dict[str, int] = {}
     for i in items:
         by_code[i.code] = by_code.get(i.code, 0) + 1
@@ -70,6 +69,8 @@ def to_json(items: Sequence[Item], errors: Sequence[tuple[str, str]], files: int
 
 
 def to_sarif(items: Sequence[Item], errors: Sequence[tuple[str, str]]) -> dict:
+    from ..rules.docs import DOCS_URL, fix_metadata
+
     index = {r.code: n for n, r in enumerate(RULES)}
     rules = [{
         "id": r.code,
@@ -100,7 +101,7 @@ def to_sarif(items: Sequence[Item], errors: Sequence[tuple[str, str]]) -> dict:
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "flake8-tensorcopy", "version": __version__,
-                                "informationUri": TOOL_URI, "rules": rules}},
+                                "informationUri": DOCS_URL.split("/blob/")[0], "rules": rules}},
             "invocations": [{"executionSuccessful": not errors, "toolExecutionNotifications": notifications}],
             "results": results,
         }],
@@ -133,6 +134,8 @@ def _prop(text: str) -> str:
 def _uri(path: str) -> str:
     if path in ("stdin", "-"):
         return "stdin"
+    from urllib.parse import quote  # SARIF's URIs only: the text format never needs it
+
     posix = os.fsencode(path.replace(os.sep, "/"))  # the name's own bytes, even when they are not UTF-8
     if os.path.isabs(path):
         return "file://" + quote(posix)

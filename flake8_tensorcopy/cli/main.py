@@ -12,7 +12,6 @@ from .. import __version__
 from .cache import FOLDER
 from .check import run_check
 from .formats import FORMATS
-from ..adapters.flake8_plugin import DIAGNOSTIC, NOT_A_RULE
 from ..rules import BY_CODE, RULES
 from ..config.settings import Options
 from ..engine import collector
@@ -66,6 +65,8 @@ def cmd_fix(args) -> int:
 
 
 def cmd_explain(args) -> int:
+    from ..adapters.flake8_plugin import DIAGNOSTIC, NOT_A_RULE
+
     rule = BY_CODE.get(args.code.upper()) or next((r for r in RULES if r.name == args.code.lower()), None)
     if args.code.upper() == DIAGNOSTIC:
         print(NOT_A_RULE)
@@ -107,6 +108,8 @@ def cmd_server(args) -> int:
 
 
 def cmd_rules(args) -> int:
+    from ..adapters.flake8_plugin import NOT_A_RULE
+
     if args.format == "json":
         from ..rules.docs import DOCS_URL, fix_metadata
 

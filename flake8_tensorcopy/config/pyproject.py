@@ -18,11 +18,6 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from ..text import shown
 from ..rules import RULES
 from ..sources.fileio import read_regular
@@ -157,6 +152,10 @@ def _parse(path: str) -> dict:
     """The [tool] table of one file. Every way it can fail is a ConfigError: not a regular file (a FIFO
     would block, /dev/zero never end), too large, not UTF-8, not TOML, or TOML that tomllib cannot
     hold (nesting past the recursion limit, an integer of more digits than Python converts)."""
+    if sys.version_info >= (3, 11):  # imported only for a project that has a pyproject.toml
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     where = f"{shown(path)}: cannot read"
     try:
         data = _contents(path)

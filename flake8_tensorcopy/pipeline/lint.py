@@ -12,8 +12,6 @@ from typing import Iterable, Optional, Protocol, Sequence
 from ..engine.core import analyse
 from ..rules.model import Finding, Rule
 from ..text import split_lines
-from .noqa import Noqa
-from .unused_noqa import unused_noqa
 
 
 class Cells(Protocol):
@@ -82,8 +80,14 @@ def lint(doc: Document, rules: Sequence[Rule], tensor_functions: Iterable[str] =
     after = [r for r in rules if not r.nodes]  # TEN905: reads the findings, checked here, not by the engine
     found = result.findings
     lines = lines_of(doc) if found or after else []
-    comments = Noqa(doc.program, lines) if found or after else None
+    comments = None
+    if found or after:
+        from .noqa import Noqa  # flake8's noqa pattern: imported only for a file with findings or TEN905 on
+
+        comments = Noqa(doc.program, lines)
     if after and not result.errors:  # a rule that failed may have missed a finding a comment is there for
+        from .unused_noqa import unused_noqa
+
         found = sorted(found + [f for r in after for f in unused_noqa(r, rules, comments, found, result.parsed)],
                        key=lambda f: (f.line, f.col, f.code))
     findings = [f for f in found if not (noqa and comments.suppressed(f.line, f.code))]

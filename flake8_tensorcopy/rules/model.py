@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from dataclasses import dataclass
 from typing import Callable, ClassVar, Iterable, Iterator, Optional, Union
@@ -81,9 +82,16 @@ class Trigger:
 
     def __init__(self, *patterns: str, line_start: Optional[str] = None, groups: tuple[int, ...] = ()):
         assert not groups or sum(groups) == len(patterns)
-        self.patterns = tuple(re.compile(p) for p in patterns)
-        self.line_start = re.compile(line_start) if line_start is not None else None
+        self._sources = patterns, line_start
         self.groups = groups
+
+    @functools.cached_property
+    def patterns(self) -> tuple[re.Pattern, ...]:  # compiled when first searched: a run the cache answers never is
+        return tuple(re.compile(p) for p in self._sources[0])
+
+    @functools.cached_property
+    def line_start(self) -> Optional[re.Pattern]:
+        return re.compile(self._sources[1]) if self._sources[1] is not None else None
 
     def finditer(self, source: str) -> Iterator[re.Match]:
         if self.groups and not self._every_group(source):

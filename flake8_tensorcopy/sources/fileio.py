@@ -24,7 +24,6 @@ import io
 import os
 import signal
 import stat
-import tempfile
 import threading
 import tokenize
 from dataclasses import dataclass
@@ -215,6 +214,8 @@ def _backup(target: str, folder: str, original: bytes) -> str:
 def _beside(target: str, folder: str, suffix: str, why: str) -> tuple[int, str]:
     """A new hidden file next to `target` (same folder, so a rename replaces it atomically)."""
     try:
+        import tempfile  # imported to write: a run that only reads never needs it
+
         return tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=suffix, dir=folder)
     except OSError as exc:
         raise FileError(f"not written: {why}: {exc.strerror or exc}") from None

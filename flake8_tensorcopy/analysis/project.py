@@ -26,47 +26,14 @@ from typing import Iterator, Optional
 
 from . import package_index as index
 from .facts import Bind, Binding, FileFacts
+from .reads import MENTIONS, READS, recorders
 
 MAX_HOPS = 3  # re-exports followed: `from .ops import f` in a package's __init__.py
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 STDIN_NAMES = ("-", "stdin", "<stdin>")  # source with no place on disk: nothing beside it to read
 HOME = "_tensorcopy_home"  # the attribute of a def found in a neighbour that holds that neighbour's facts
 NEIGHBOURS = "neighbours"  # the memo entry of a file's facts that keeps the neighbours it read alive
-READS = "reads"  # memo entry: path -> the facts read there (None: probed, or nothing parsed)
-MENTIONS = "mentions"  # memo entry: (package root, word) -> (the package's stamp, the modules the index named)
 _open: dict[str, FileFacts] = {}  # absolute path -> the facts of the text under analysis, which is that module
-_recorders: list["Reads"] = []
-
-
-class Reads:
-    """What the findings of the files analysed while `recording()` depend on beside their own text: the
-    paths read or probed, and the word lookups, by package root and word, with the modules they named."""
-
-    def __init__(self):
-        self.paths: set[str] = set()
-        self.mentions: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
-
-    def add(self, facts: FileFacts) -> None:
-        """The closure of the records from `facts` through every module it read."""
-        seen, stack = {id(facts)}, [facts]
-        while stack:
-            here = stack.pop()
-            for path, other in here.memo.get(READS, {}).items():
-                self.paths.add(path)
-                if other is not None and id(other) not in seen:
-                    seen.add(id(other))
-                    stack.append(other)
-            self.mentions.update(here.memo.get(MENTIONS, {}))
-
-
-@contextlib.contextmanager
-def recording() -> Iterator[Reads]:
-    reads = Reads()
-    _recorders.append(reads)
-    try:
-        yield reads
-    finally:
-        _recorders.remove(reads)
 
 
 def _record(facts: FileFacts, path: str, found: Optional[FileFacts] = None) -> None:
@@ -86,7 +53,7 @@ def analysing(facts: FileFacts):
     finally:
         if path is not None and _open.get(path) is facts:
             del _open[path]
-        for reads in _recorders:
+        for reads in recorders:
             reads.add(facts)
 
 

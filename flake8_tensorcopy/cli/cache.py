@@ -70,9 +70,9 @@ def load(folder: str, entry: str) -> Optional[dict]:
 @contextlib.contextmanager
 def recording() -> Iterator[Optional[dict]]:
     """What the analysis inside reads beside the file, as `store` keeps it."""
-    from ..analysis import package_index, project
+    from ..analysis import package_index, reads as recorded
 
-    with project.recording() as reads:
+    with recorded.recording() as reads:
         deps: dict = {}
         yield deps
     deps["reads"] = sorted([p, package_index.state(p)] for p in reads.paths)

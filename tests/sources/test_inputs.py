@@ -168,15 +168,15 @@ def test_check_does_not_stop_at_an_unreadable_path(written):
 
 
 def test_internal_error_in_a_rule_is_one_line_and_spares_other_rules(monkeypatch, capsys, tmp_path):
-    from flake8_tensorcopy.cli import check
+    from flake8_tensorcopy import rules
     from flake8_tensorcopy.cli import main as cli
     from dataclasses import replace
 
     def explode(node, ctx):
         raise RuntimeError("boom\nsecond line")
 
-    broken = replace(check.BY_CODE["TEN203"], check=explode)
-    monkeypatch.setitem(check.BY_CODE, "TEN203", broken)  # check's tasks name rules by code
+    broken = replace(rules.BY_CODE["TEN203"], check=explode)
+    monkeypatch.setitem(rules.BY_CODE, "TEN203", broken)  # check's tasks name rules by code
     path = tmp_path / "f.py"
     path.write_text(REAL.data.decode() + "w = z.clone()\n")
     status = cli.main(["check", "-q", "-j1", str(path)])

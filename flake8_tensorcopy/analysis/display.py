@@ -6,6 +6,7 @@ a copy added by a fix would change only what it shows (TEN101, TEN103 offer no f
 from __future__ import annotations
 
 import ast
+import bisect
 from typing import Optional
 
 from .facts import end_of
@@ -14,14 +15,30 @@ from .facts import end_of
 def displayed(node: ast.stmt, ctx) -> bool:
     """`node` is the last statement of a notebook cell (FileFacts.cell_ends), an expression not ended by
     `;`: its value is the cell's displayed output (`y_preds.cpu()` shows the predictions)."""
-    if not isinstance(node, ast.Expr):
+    if not isinstance(node, ast.Expr) or not ctx.facts.cell_ends:
         return False
-    ends = [e for e in ctx.facts.cell_ends if e >= node.end_lineno]
-    if not ends or not any(s is node for s in ctx.facts.tree.body):
+    ids, _, lines, ends = ctx.facts.index(_cells, ctx.facts.tree)
+    i = bisect.bisect_left(ends, node.end_lineno)
+    if i == len(ends) or id(node) not in ids:
         return False
-    later = [s.lineno for s in ctx.facts.tree.body if s.lineno > node.end_lineno]
+    j = bisect.bisect_right(lines, node.end_lineno)  # the next module statement, on a later line
     rest = ctx.facts.lines[node.end_lineno - 1][node.end_col_offset:].lstrip()
-    return (not later or min(later) > min(ends)) and not rest.startswith(";")
+    return (j == len(lines) or lines[j] > ends[i]) and not rest.startswith(";")
+
+
+def _cells(facts, tree) -> tuple:
+    """The module's statements (their ids, where each starts and its first line, in order) and the sorted
+    cell ends."""
+    return ({id(s) for s in tree.body}, [(s.lineno, s.col_offset) for s in tree.body],
+            [s.lineno for s in tree.body], sorted(facts.cell_ends))
+
+
+def _module_statement(pos, ctx) -> Optional[ast.stmt]:
+    """The statement of the module's body that holds `pos`."""
+    starts = ctx.facts.index(_cells, ctx.facts.tree)[1]
+    k = bisect.bisect_right(starts, pos) - 1
+    stmt = ctx.facts.tree.body[k] if k >= 0 else None
+    return stmt if stmt is not None and pos <= end_of(stmt) else None
 
 
 def only_shown(source: ast.AST, write: ast.AST, ctx, alias: str = "") -> bool:
@@ -33,15 +50,15 @@ def only_shown(source: ast.AST, write: ast.AST, ctx, alias: str = "") -> bool:
         return False
     scope = ctx.frame.scope
     origin = scope.origin(source.id, ctx.pos)
-    reads = scope.loads_after(source.id, end_of(write))
-    if origin is not None:
-        reads = [p for p in reads if any(b is origin for b in scope.reaching(source.id, p))]
-    if not reads:
+    reached = (p for p in scope.loads_after(source.id, end_of(write))
+               if origin is None or any(b is origin for b in scope.reaching(source.id, p)))
+    first_read = next(reached, None)
+    first = _shown_in(first_read, ctx) if first_read is not None else None
+    if first is None:  # no read after the write, or the first one uses the value
         return False
-    shows = [_shown_in(pos, ctx) for pos in reads]
-    first = shows[reads.index(min(reads))]
-    return all(shows) or (bool(alias) and first is not None and any(
-        isinstance(n, ast.Name) and n.id == alias for n in ast.walk(first)))
+    if alias and any(isinstance(n, ast.Name) and n.id == alias for n in ast.walk(first)):
+        return True
+    return all(_shown_in(pos, ctx) is not None for pos in reached)
 
 
 def _shown_in(pos, ctx) -> Optional[ast.AST]:
@@ -50,8 +67,8 @@ def _shown_in(pos, ctx) -> Optional[ast.AST]:
     printed = next((n for n in ctx.facts.enclosing(root, pos) if _printed(n)), None)
     if printed is not None:
         return printed
-    return next((s for s in ctx.facts.tree.body if (s.lineno, s.col_offset) <= pos <= end_of(s)
-                 and displayed(s, ctx)), None)
+    stmt = _module_statement(pos, ctx) if ctx.facts.cell_ends else None
+    return stmt if stmt is not None and displayed(stmt, ctx) else None
 
 
 def _printed(node: ast.AST) -> bool:

@@ -84,6 +84,16 @@ PROGRAMS = {
                 LOG.append(loss.item())
             return history
         """, None),
+    "TEN905": ("""
+        def run():
+            model, optimizer, x, y = setup()
+            for _ in range(3):
+                loss = ((model(x) - y) ** 2).mean()  # noqa: TEN401 (nothing to suppress: the fix drops it)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                LOG.append(loss.item())
+        """, None),
     "TEN201": ("""
         def run():
             model, optimizer, x, y = setup()

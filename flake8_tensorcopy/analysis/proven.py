@@ -89,7 +89,7 @@ def _binding(b, ctx, depth, callers) -> bool:
         return False
     if b.annotation is not None and annotation_kind(b.annotation, ctx) in (TENSOR, PARAM):
         return True
-    return b.value is not None and _tensor(b.value, ctx, b.pos, depth + 1, callers)
+    return b.value is not None and ask(b.value, ctx, b.pos, depth + 1)  # memoised: `A = A + A` read in a def
 
 
 PARAM_ITERATORS = frozenset({"named_parameters", "named_buffers"})

@@ -37,6 +37,19 @@ def test_a_detach_alias_write_whose_source_is_computed_with_is_still_fixed():
     assert finding.fix is not None and finding.fix.edits[0].text == "source.detach().clone()"
 
 
+LEGACY_LESSON = "import torch\nt = torch.rand(2, 3)\nr = torch.Tensor(t)\nr.zero_()\nprint(t)\n"
+
+
+def test_a_lesson_showing_a_legacy_constructor_alias_gets_no_fix():
+    (finding,) = [f for f in analyse(LEGACY_LESSON, "t.py", [BY_CODE["TEN204"]]).findings]
+    assert finding.fix is None
+
+
+def test_a_legacy_constructor_alias_whose_source_is_computed_with_is_still_fixed():
+    (finding,) = [f for f in analyse(LEGACY_LESSON + "u = t * 2\n", "t.py", [BY_CODE["TEN204"]]).findings]
+    assert finding.fix is not None and finding.fix.edits[0].text == "t.detach().clone()"
+
+
 def test_a_displayed_output_only_counts_in_a_notebook():
     source = "\n".join(DETACH_LESSON)
     (finding,) = [f for f in analyse(source, "t.py", [BY_CODE["TEN101"]]).findings]

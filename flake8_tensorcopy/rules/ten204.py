@@ -64,8 +64,8 @@ Safe for `torch.tensor(t)`: it becomes `t.detach().clone()`, which torch documen
 `t.detach().to(base, copy=True)` (base's dtype and device), safe when `base` is a plain name or
 attribute. Unsafe for the legacy constructors: `t.detach().clone()` copies where they aliased and stops
 the gradient that their alias let through; no fix where every later read of `t` only shows it (a lesson
-that writes through the alias and prints `t` shows the sharing on purpose). No fix for a parameter that may be a tensor or something
-else: the conversion is right for the other kinds, so the tensor case needs its own branch.
+that writes through the alias and prints `t` shows the sharing on purpose). No fix for a parameter that
+may be a tensor or something else: the conversion is right for the other kinds, so the tensor case needs its own branch.
 
 ## Known problems
 Parameters annotated plain `torch.Tensor` are not reported: on real code those annotations were often

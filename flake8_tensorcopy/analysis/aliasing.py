@@ -22,9 +22,9 @@ from __future__ import annotations
 import ast
 from typing import Iterator, NamedTuple, Optional
 
-from . import api, evidence, names, summaries
+from . import api, backward, evidence, names, summaries
 from .evidence import CONTAINER, MODULE, NDARRAY, SURE_TENSOR, TENSORISH
-from .facts import Bind, Binding, dotted, end_of, pos_of, walk
+from .facts import Bind, Binding, dotted, end_of, pos_of
 from .inplace import is_inplace_method, written
 from .position import at
 
@@ -528,13 +528,13 @@ def still_used(source: ast.AST, ctx, after, caller_holds: bool = True) -> bool:
 
 
 def _backward_after(ctx, after) -> bool:
-    """A `.backward()` later in the function (or the enclosing loop's next pass) reads the tensors the
-    graph saved, the source among them."""
-    body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    """A backward later in the function (or the enclosing loop's next pass) reads the tensors the graph
+    saved, the source among them."""
+    if backward.after_in_function(ctx, after):
+        return True
     loop = ctx.frame.loops[0] if ctx.frame.loops else None
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
-               and (pos_of(n) > after or (loop is not None and pos_of(loop) <= pos_of(n) <= end_of(loop)))
-               for n in walk(body))
+    return loop is not None and any(pos_of(loop) <= p <= end_of(loop)
+                                    for p in backward.positions(ctx.facts, ctx.frame.scope.node))
 
 
 def used_after(name: str, ctx, after, caller_holds: bool = True) -> bool:

@@ -93,7 +93,8 @@ label = f"{f'{1 + 1}'}" + f"{'nested'!r:>{10}}"
 
 
 NEWEST, NEWEST_FINDINGS = _newest_syntax()
-LONG_LINE_BAD = BAD.replace("    z.mul_(2)", "    " + "q = 1; " * 20000 + "z.mul_(2)")
+LONG_LINE_PREFIX = "q = [" + "1, " * 20000 + "]; "  # one statement before the finding: flake8 pays per error
+LONG_LINE_BAD = BAD.replace("    z.mul_(2)", "    " + LONG_LINE_PREFIX + "z.mul_(2)")
 FORMFEED = BAD.replace("import torch\n", "import torch\n\x0c# caf\u00e9\n").replace(
     "    z.mul_(2)", "    \u00e9 = 1; z.mul_(2)")
 BIG_REPEAT = 50000 // 8
@@ -127,7 +128,7 @@ INPUTS = [
     Input("form_feed_noqa", _b(FORMFEED.replace("z.mul_(2)", "z.mul_(2)  # noqa: TEN101"))),
     Input("no_trailing_newline", _b(BAD.rstrip("\n")), _shifted(0)),
     Input("very_long_line", _b("data = [" + "1, " * 40000 + "]\n" + LONG_LINE_BAD),
-          ((BAD_FINDING[0] + 1, 5 + 7 * 20000),)),
+          ((BAD_FINDING[0] + 1, 5 + len(LONG_LINE_PREFIX)),)),
     Input("deep_expression", _b(BAD + "w = " + " + ".join(["z.detach()"] * DEEP) + "\n"), _shifted(0),
           flake8_breaks="pyflakes"),
     Input("deep_unary", _b(BAD + "w = " + "-" * DEEP + "z.detach()\n"), _shifted(0), flake8_breaks="pyflakes"),

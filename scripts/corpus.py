@@ -5,6 +5,7 @@ Used by scripts/ecosystem.py and scripts/bench.py. Each package lands in
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import io
 import importlib.util
@@ -37,6 +38,24 @@ def python_files(root: Path) -> list[str]:
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
         found += [os.path.join(folder, f) for f in sorted(files) if f.endswith(".py")]
     return found
+
+
+def engine_digest() -> str:
+    """A hash of the linter's own files (code and data): two runs with the same digest analyse alike."""
+    h = hashlib.sha256()
+    package = ROOT / "flake8_tensorcopy"
+    for path in sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        h.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def files_stamp(paths: list[str]) -> str:
+    """A hash of the files' names, sizes and modification times: a changed corpus gets another stamp."""
+    h = hashlib.sha256()
+    for path in sorted(paths):
+        st = os.stat(path)
+        h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return h.hexdigest()
 
 
 def read_source(path: str) -> str:

@@ -89,6 +89,7 @@ def run(corpus: Path, packages: list[str], jobs: int) -> dict:
     for package in packages:
         root = corpus / package
         work += [(package, str(root), p) for p in python_files(root)]
+    engine, stamp = corpus_mod.engine_digest(), corpus_mod.files_stamp([p for *_, p in work])
     start_wall, start_cpu = time.perf_counter(), _children_cpu()
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         results = list(pool.map(_analyse_file, work, chunksize=16))
@@ -97,6 +98,8 @@ def run(corpus: Path, packages: list[str], jobs: int) -> dict:
         "wall": time.perf_counter() - start_wall,
         "cpu": _children_cpu() - start_cpu,
         "jobs": jobs,
+        "engine": engine,  # scripts/fix_harness.py takes its files from a run of the same engine
+        "stamp": stamp,  # over the same files
         "files": [r.__dict__ for r in results],
     }
     LAST_RUN.parent.mkdir(parents=True, exist_ok=True)

@@ -24,6 +24,7 @@ import argparse
 import ast
 import datetime
 import difflib
+import json
 import os
 import platform
 import sys
@@ -38,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import corpus as corpus_mod  # noqa: E402
+import ecosystem  # noqa: E402
 import recall  # noqa: E402
 from pyflakes import checker as pyflakes_checker  # noqa: E402
 
@@ -88,9 +90,9 @@ def _run(job: Job) -> Result:
     out = Result(job.corpus, job.name)
     try:
         data = job.data or Path(job.path).read_bytes()
-        doc = read_document(fileio.decode(data).text, job.name)
+        doc = read_document(fileio.decode(data).text, job.path or job.name)
         ends = (lambda program: cell_ends(program, doc.cells.boundary)) if doc.cells else None
-        outcome = fix_source(doc.program, job.name, RULES, unsafe=True, cell_ends=ends)
+        outcome = fix_source(doc.program, job.path or job.name, RULES, unsafe=True, cell_ends=ends)
     except (OSError, fileio.FileError, NotebookError, AnalysisError, RecursionError) as exc:
         out.unreadable = str(exc).split("\n")[0] or type(exc).__name__
         return out
@@ -108,7 +110,8 @@ def _run(job: Job) -> Result:
     out.dropped = [(f.line, f.code, outcome.dropped[id(f)]) for f in outcome.remaining if id(f) in outcome.dropped]
     if outcome.changed:
         try:
-            out.failures = without_proof(outcome, job.name, out.proven) + broken(outcome, job.name, ends)
+            name = job.path or job.name  # a real path: the fixer sees the file's package, as `fix` would
+            out.failures = without_proof(outcome, name, out.proven) + broken(outcome, name, ends)
         except Exception as exc:  # noqa: BLE001 - as above
             out.failures.append(f"internal error while checking: {type(exc).__name__}: {exc}".split("\n")[0])
     return out
@@ -219,6 +222,22 @@ def ecosystem_jobs(corpus: Path) -> tuple[list[Job], list[str]]:
     return jobs, missing
 
 
+def with_findings(jobs: list[Job], last_run: Path) -> tuple[list[Job], list[Job]]:
+    """(jobs to run, jobs skipped): a file that scripts/ecosystem.py's saved run of this same engine over these
+    same files found nothing in (every rule on, no error) cannot be changed by a fix. Without such a run,
+    every job runs."""
+    try:
+        data = json.loads(last_run.read_text())
+    except (OSError, ValueError):
+        return jobs, []
+    if data.get("engine") != corpus_mod.engine_digest() or \
+            data.get("stamp") != corpus_mod.files_stamp([j.path for j in jobs]):
+        return jobs, []
+    clean = {f"{f['package']}/{f['path']}" for f in data["files"]
+             if f["parsed"] and not f["findings"] and not f["error"]}
+    return [j for j in jobs if j.name not in clean], [j for j in jobs if j.name in clean]
+
+
 def known_bug_jobs(releases: Path, mirrors: Path) -> tuple[list[Job], dict[str, str]]:
     """Tier 1 and tier 2 labelled files; (jobs, {file: why it is missing})."""
     _, cases = recall.load_labels()
@@ -298,6 +317,8 @@ def main(argv=None) -> int:
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--slowest", type=int, default=0, help="print the N files that took longest")
     parser.add_argument("--check", action="store_true", help="exit 1 on any failure; the report is not written")
+    parser.add_argument("--every-file", action="store_true",
+                        help="fix every ecosystem file, not only those the saved ecosystem run found something in")
     args = parser.parse_args(argv)
     jobs, packages_missing = ecosystem_jobs(args.corpus)
     if packages_missing:
@@ -308,8 +329,14 @@ def main(argv=None) -> int:
     if missing:
         print(f"fix_harness.py: {len(missing)} known-bug file(s) not present (tier 2 needs git snapshots under "
               f"{args.mirrors}), skipped", file=sys.stderr)
+    skipped = []
+    if not args.every_file:
+        jobs, skipped = with_findings(jobs, ecosystem.LAST_RUN)
+        print(f"fix_harness.py: {len(skipped)} ecosystem files skipped: the saved run of scripts/ecosystem.py by "
+              "this engine found nothing in them (--every-file runs them too)", file=sys.stderr)
     start, cpu0 = time.perf_counter(), _cpu()
     results = list(parallel_map(run_job, jobs + known, max(1, args.jobs), chunksize=8))
+    results += [Result(j.corpus, j.name) for j in skipped]
     wall, cpu = time.perf_counter() - start, _cpu() - cpu0
     failures = [(r, f) for r in results for f in r.failures]
     for r, why in failures:

@@ -99,13 +99,6 @@ def test_remove_copy_imports_keeps_the_rest(imports, left):
     assert remove_copy_imports(imports + "x = 1\n", spelled) == left + "x = 1\n"
 
 
-def test_a_deepcopy_of_a_detached_tensor_becomes_one_clone():
-    source = ("import copy\n\nimport torch\n\n\ndef f(t: torch.Tensor):\n    t = t[1:]\n"
-              "    return copy.deepcopy(t.detach()), copy\n")
-    outcome = fix_source(source, "t.py", [BY_CODE["TEN201"]], unsafe=True)
-    assert "return t.detach().clone(), copy" in outcome.fixed
-
-
 def test_removing_the_first_import_leaves_no_blank_first_line():
     from flake8_tensorcopy.fix.imports import remove_copy_imports
 

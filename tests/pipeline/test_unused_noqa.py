@@ -1,6 +1,7 @@
-"""TEN905, a `# noqa` naming TEN codes that suppress nothing (Ruff's RUF100 for TEN codes): what it reports,
-what its safe fix leaves, and that check, fix, the flake8 plugin (under the real flake8), the language server
-and the LibCST codemod all give it."""
+"""TEN905, a `# noqa` naming TEN codes that suppress nothing (Ruff's RUF100 for TEN codes), as the pipeline
+runs it: which comments it reads and on which line, what the fix removes from a comment, and that check,
+fix, the flake8 plugin (under the real flake8), the language server and the LibCST codemod all give it.
+Which codes the rule reports and what its fix leaves: tests/rules/test_ten905.py."""
 from __future__ import annotations
 
 import json
@@ -13,57 +14,13 @@ import pytest
 
 from tests.support.cli_tools import ROOT, notebook_text, reported, run_cli
 from tests.support.fixture_tools import fixture_path
+from tests.support.noqa_tools import CLEAN, DEEPCOPY, HEAD, WITH_TEN905, unused
 from tests.support.server_tools import Server, apply
-from flake8_tensorcopy.engine.core import analyse, select_rules
+from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.fix.fixer import fix_source
 from flake8_tensorcopy.pipeline.lint import Document, lint
 from flake8_tensorcopy.pipeline.noqa import without_codes
 from flake8_tensorcopy.rules import BY_CODE
-
-HEAD = "import copy\nimport torch\n\n\ndef f():\n    w = torch.nn.Parameter(torch.ones(3))\n    hidden = w * 2\n"
-DEEPCOPY = "    return copy.deepcopy(hidden)"  # TEN201 on line 8
-CLEAN = "    return hidden.detach().clone()"  # nothing on line 8
-WITH_TEN905 = select_rules(extend_select=["TEN905"])
-
-
-def unused(source: str, rules=WITH_TEN905, noqa: bool = True) -> list[tuple[int, int, str]]:
-    """(line, 1-based column, message) of each TEN905 finding."""
-    return [(f.line, f.col + 1, f.message) for f in lint(Document("t.py", source), rules, noqa=noqa).findings
-            if f.code == "TEN905"]
-
-
-@pytest.mark.parametrize("line, comment, codes", [
-    (CLEAN, "# noqa: TEN201", "TEN201"),
-    (CLEAN, "# noqa: TEN2", "TEN2"),  # a prefix with no TEN2xx finding on the line
-    (CLEAN, "# noqa: E501, TEN101,TEN201", "TEN101, TEN201"),
-    (DEEPCOPY, "# noqa: TEN201,TEN101", "TEN101"),  # TEN201 is used, TEN101 is not
-    (CLEAN, "# NOQA:TEN201", "TEN201"),
-])
-def test_reports_the_codes_no_finding_needs(line, comment, codes):
-    col = len(line) + 3
-    [(at, column, message)] = unused(f"{HEAD}{line}  {comment}\n")
-    assert (at, column) == (8, col) and message.startswith(f"unused noqa: {codes} ")
-
-
-@pytest.mark.parametrize("line, comment", [
-    (DEEPCOPY, "# noqa: TEN201"), (DEEPCOPY, "# noqa: TEN2"), (DEEPCOPY, "# noqa: TEN"),
-    (CLEAN, "# noqa"),  # bare
-    (CLEAN, "# noqa: E501,F401"),  # other tools' codes
-    (CLEAN, "# noqa: TEN903"),  # an opt-in code the run leaves off: it cannot know
-    (CLEAN, "# noqa: TEN999"),  # a code that names no rule
-    (CLEAN, "# noqa: ten201"),  # names no code (flake8 matches case-sensitively)
-    (CLEAN, "# noqa: TEN905,TEN201"),  # its own code silences its finding, as flake8 would
-    (CLEAN + '; s = "# noqa: TEN201"', ""),  # text in a string is not a comment
-])
-def test_leaves_alone(line, comment):
-    assert unused(f"{HEAD}{line}  {comment}\n") == []
-
-
-def test_an_opt_in_code_counts_once_the_run_enables_it():
-    source = f"{HEAD}    return hidden.data  # noqa: TEN903\n"
-    assert unused(source) == []
-    assert unused(source.replace("hidden.data", "hidden.detach()"), select_rules(extend_select=["TEN903", "TEN905"]))
-    assert unused(source, select_rules(extend_select=["TEN903", "TEN905"])) == []  # TEN903 fires: used
 
 
 def test_file_level_noqa_reports_nothing():
@@ -107,19 +64,6 @@ def test_only_the_first_noqa_of_a_comment_is_read():
 ])
 def test_the_fix_removes_only_the_unused_codes(comment, codes, result):
     assert without_codes(comment, codes) == result
-
-
-def test_fix_removes_the_comment_with_the_spaces_before_it_and_settles():
-    source = f"{HEAD}{CLEAN}   # noqa: TEN201\n    # noqa: TEN101\n"
-    out = fix_source(source, rules=WITH_TEN905)
-    assert out.fixed == f"{HEAD}{CLEAN}\n\n" and [f.code for f in out.applied] == ["TEN905", "TEN905"]
-    assert out.remaining == [] and fix_source(out.fixed, rules=WITH_TEN905).fixed == out.fixed
-
-
-def test_the_fixer_turns_bad_into_fixed():
-    bad, fixed = (fixture_path("TEN905", v).read_text(encoding="utf-8") for v in ("bad", "fixed"))
-    produced = fix_source(bad, rules=WITH_TEN905).fixed
-    assert re.sub(r"  # expect: [^\n]*", "", produced) == fixed
 
 
 def test_the_engine_never_parses_a_file_for_it():

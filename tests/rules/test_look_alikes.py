@@ -1,20 +1,12 @@
 """Look-alikes the engine must not report: `.detach()` / `.data` are the whole tensor, not a view of part
-of one (api.whole_alias); a parameter's clone kept on `self` and only compared in the class; an object of
-a package class whose own `detach()` works in place (analysis/own_methods.py)."""
+of one (api.whole_alias); an object of a package class whose own `detach()` works in place
+(analysis/own_methods.py). A parameter's clone kept on `self` and only compared: tests/rules/test_ten203.py."""
 from __future__ import annotations
 
-import textwrap
-
 from flake8_tensorcopy.analysis import api, own_methods
-from flake8_tensorcopy.engine import core as engine
 
 from tests.support.analysis_tools import context_at
-
-
-def codes(source: str) -> list[tuple[int, str]]:
-    result = engine.analyse(textwrap.dedent(source), "t.py", [r for r in engine.RULES if r.default_on])
-    assert result.errors == []
-    return sorted((f.line, f.code) for f in result.findings)
+from tests.support.rule_tools import codes
 
 
 def test_detach_and_data_are_whole_aliases_and_view_is_not():
@@ -39,33 +31,6 @@ def test_a_deepcopy_of_a_detached_tensor_is_no_deepcopy_of_a_view():
 
 def test_a_deepcopy_of_a_detached_view_still_is():
     assert codes(DEEPCOPY.format(index="[1:]")) == [(8, "TEN201")]
-
-
-PROBE = """
-    import torch
-    from torch import nn
-
-
-    class Probe(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.layer = nn.Linear(2, 2)
-
-        def on_train_batch_start(self, batch, batch_idx):
-            self.weight_before = self.layer.weight.clone()
-
-        def on_train_batch_end(self, outputs, batch, batch_idx):
-            {use}
-"""
-
-
-def test_a_parameters_clone_on_self_only_compared_is_quiet():
-    assert codes(PROBE.format(use="assert not torch.equal(self.weight_before, self.layer.weight)")) == []
-
-
-def test_a_parameters_clone_on_self_computed_with_is_kept_with_its_graph():
-    found = codes(PROBE.format(use="return (self.layer.weight - self.weight_before).pow(2).sum()"))
-    assert found == [(12, "TEN203")]
 
 
 STATE = """

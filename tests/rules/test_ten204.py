@@ -1,13 +1,16 @@
-"""TEN204 on a parameter its own function declares may be a tensor: by a union annotation with a tensor
-and another kind, or by an isinstance test that cannot narrow the call. Reported without a fix."""
+"""TEN204 (tensor-from-tensor): on a parameter its own function declares may be a tensor (by a union
+annotation with a tensor and another kind, or by an isinstance test that cannot narrow the call),
+reported without a fix; a legacy constructor's alias in a lesson that only shows it, without a fix; and
+the safety of each fix form."""
 from __future__ import annotations
 
 import textwrap
 
 import pytest
 
-from flake8_tensorcopy.engine.core import analyse
+from flake8_tensorcopy.engine.core import analyse, select_rules
 from flake8_tensorcopy.rules import BY_CODE
+from flake8_tensorcopy.rules.model import FixSafety
 
 HEAD = "from typing import Optional, Union\n\nimport numpy as np\nimport torch\nfrom torch import Tensor\n\n\n"
 
@@ -96,3 +99,26 @@ def test_a_proven_tensor_keeps_its_fix_and_message():
     (found,) = findings("def f(value: Union[float, Tensor]):\n    value = torch.ones(2)\n"
                         "    return torch.tensor(value)\n")
     assert found.fix is not None and found.message.startswith("torch.tensor() on tensor 'value' copies")
+
+
+# A legacy constructor's alias in a lesson that then only shows both sides gets no fix (a class of harmful
+# fixes the review of `fix --unsafe-fixes` on unseen repositories found, docs/fix-review.md).
+LEGACY_LESSON = "import torch\nt = torch.rand(2, 3)\nr = torch.Tensor(t)\nr.zero_()\nprint(t)\n"
+
+
+def test_a_lesson_showing_a_legacy_constructor_alias_gets_no_fix():
+    (finding,) = [f for f in analyse(LEGACY_LESSON, "t.py", [BY_CODE["TEN204"]]).findings]
+    assert finding.fix is None
+
+
+def test_a_legacy_constructor_alias_whose_source_is_computed_with_is_still_fixed():
+    (finding,) = [f for f in analyse(LEGACY_LESSON + "u = t * 2\n", "t.py", [BY_CODE["TEN204"]]).findings]
+    assert finding.fix is not None and finding.fix.edits[0].text == "t.detach().clone()"
+
+
+# The safety of each fix form.
+def test_tensor_from_tensor_has_a_safe_and_an_unsafe_fix():
+    source = "import torch\nx = torch.zeros(3)\na = torch.tensor(x)\nb = torch.FloatTensor(x)\n"
+    fixes = [f.fix for f in analyse(source, "t.py", select_rules()).findings if f.code == "TEN204"]
+    assert [(f.safety, f.edits[0].text) for f in fixes] == [(FixSafety.SAFE, "x.detach().clone()"),
+                                                            (FixSafety.UNSAFE, "x.detach().clone()")]

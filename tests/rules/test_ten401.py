@@ -1,15 +1,19 @@
 """TEN401 (loss-accumulated-with-graph): a value that keeps a training step's graph, accumulated across
-the steps of the loop: fixes, ownership (a periodic reset, a torch training loop), backward through an
-element, entries of loss dicts."""
+the steps of the loop: fixes, ownership (a periodic reset, a torch training loop, an update def that
+backpropagates through the list and empties it), backward through an element, entries of loss dicts, and
+fixes only where the analysis proves the value a tensor."""
 from __future__ import annotations
 
 import textwrap
 
 import pytest
+import torch
 
 from tests.support.edit_tools import apply_edits
-from tests.support.rule_tools import DEFAULT, LOOP, findings
+from tests.support.rule_tools import DEFAULT, LOOP, findings, findings_of as _found
 from flake8_tensorcopy.engine.core import analyse
+from flake8_tensorcopy.fix.fixer import fix_source
+from flake8_tensorcopy.rules import BY_CODE, RULES
 
 
 @pytest.mark.parametrize("line, replaced", [
@@ -268,3 +272,168 @@ def test_an_epoch_helper_does_not_make_a_step_loop():
         "        for _ in range(2):\n            loss, parts = self.criterion(self.model(x), y)\n"
         "            loss.backward()") + TERMS_LOSS
     assert not [f for f in findings(source) if f.code == "TEN401"]
+
+
+# A list of graph-attached values that an update def the loop calls backpropagates and empties is not a
+# graph kept across the loop (a class of harmful fixes the review of `fix --unsafe-fixes` on unseen
+# repositories found, docs/fix-review.md).
+ACTOR_CRITIC = """
+import torch
+import torch.nn.functional as F
+
+critic = torch.nn.Linear(2, 1)
+critic.saved = []
+optimizer = torch.optim.SGD(critic.parameters(), lr=0.1)
+
+
+def update(targets):
+    losses = [F.mse_loss(v, t) for v, t in zip(critic.saved, targets)]
+    optimizer.zero_grad()
+    torch.stack(losses).sum().backward()
+    optimizer.step()
+    {empty}
+
+
+def train(episodes, states, targets):
+    for _ in range(episodes):
+        for s in states:
+            value = critic(s)
+            critic.saved.append(value)
+        update(targets)
+"""
+
+
+@pytest.mark.parametrize("empty", ["del critic.saved[:]", "critic.saved.clear()", "critic.saved = []"])
+def test_a_list_an_update_def_of_the_loop_backpropagates_and_empties_is_not_reported(empty):
+    source = ACTOR_CRITIC.format(empty=empty)
+    assert [f.code for f in analyse(source, "t.py", [BY_CODE["TEN401"]]).findings] == []
+    assert fix_source(source, "t.py", RULES, unsafe=True).fixed == source
+
+
+def test_the_list_kept_by_an_update_that_never_empties_it_is_still_reported():
+    source = ACTOR_CRITIC.format(empty="pass")
+    (finding,) = analyse(source, "t.py", [BY_CODE["TEN401"]]).findings
+    assert finding.code == "TEN401" and finding.line == source.splitlines().index(
+        "            critic.saved.append(value)") + 1
+
+
+def test_a_def_that_binds_the_name_itself_empties_another_object():
+    source = ACTOR_CRITIC.format(empty="critic = torch.nn.Linear(2, 1)\n    critic.saved = []")
+    assert [f.code for f in analyse(source, "t.py", [BY_CODE["TEN401"]]).findings] == ["TEN401"]
+
+
+METHOD = """
+import torch
+
+class Agent:
+    def __init__(self):
+        self.critic = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.critic.parameters(), lr=0.1)
+        self.saved = []
+
+    def finish(self):
+        self.opt.zero_grad()
+        torch.stack(self.saved).pow(2).sum().backward()
+        self.opt.step()
+        {empty}
+
+    def run(self, states):
+        for s in states:
+            self.saved.append(self.critic(s))
+            self.finish()
+"""
+
+
+def test_a_method_called_on_self_that_empties_the_list_resets_it():
+    source = METHOD.format(empty="del self.saved[:]")
+    assert analyse(source, "t.py", [BY_CODE["TEN401"]]).findings == []
+    assert [f.code for f in analyse(METHOD.format(empty="pass"), "t.py", [BY_CODE["TEN401"]]).findings] == ["TEN401"]
+
+
+def test_the_values_such_a_loop_keeps_must_stay_attached():
+    """Why no fix is right there: the update backpropagates through the kept values, so detaching them (the
+    fix TEN401 would offer) makes that backward raise, and as written the critic trains."""
+    namespace: dict = {}
+    exec(textwrap.dedent(ACTOR_CRITIC.format(empty="del critic.saved[:]")), namespace)
+    critic = namespace["critic"]
+    before = critic.weight.detach().clone()
+    states, targets = [torch.ones(2), torch.zeros(2)], [torch.ones(1), torch.zeros(1)]
+    namespace["train"](2, states, targets)
+    assert not torch.equal(before, critic.weight) and critic.saved == []
+    detached = [critic(s).detach() for s in states]
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        torch.stack([(v - t).pow(2).sum() for v, t in zip(detached, targets)]).sum().backward()
+
+
+EPOCH = """
+import torch
+
+def train(model, loader, optimizer, criterion):
+    for epoch in range(3):
+        total = 0.0
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += loss
+        mean = {use}
+        print(epoch, mean)
+"""
+
+
+def test_an_accumulator_whose_arithmetic_gets_a_tensor_method_keeps_a_tensor():
+    (finding,) = analyse(EPOCH.format(use="(total / len(loader)).detach().cpu().numpy()"), "t.py",
+                         [BY_CODE["TEN401"]]).findings
+    assert finding.fix.edits[0].text == "loss.detach()"  # `.item()` would make `(total / n).detach()` raise
+    (plain,) = analyse(EPOCH.format(use="total / len(loader)"), "t.py", [BY_CODE["TEN401"]]).findings
+    assert plain.fix.edits[0].text == "loss.item()"
+
+
+def test_the_fixed_epoch_loop_runs_and_reports_the_same_mean():
+    """With real torch: the fixed loop runs, and the mean it reports is the one the original computed."""
+    source = textwrap.dedent(EPOCH.format(use="(total / len(loader)).detach().cpu().numpy()"))
+    fixed = fix_source(source, "t.py", RULES, unsafe=True).fixed
+    assert "total += loss.detach()" in fixed
+    means = []
+    for program in (source, fixed):
+        namespace = {"print": lambda epoch, mean: means.append(float(mean))}
+        exec(program, namespace)
+        torch.manual_seed(0)
+        model = torch.nn.Linear(2, 1)
+        loader = [(torch.randn(4, 2), torch.randn(4, 1)) for _ in range(3)]
+        namespace["train"](model, loader, torch.optim.SGD(model.parameters(), lr=0.1), torch.nn.MSELoss())
+    assert len(means) == 6 and means[:3] == pytest.approx(means[3:])
+
+
+# Fixes from proof: a fix adds a tensor method only to what the analysis proves is a tensor (cases a trial
+# on unseen code found a harmful fix for).
+LOSSES = """
+import torch
+from collections import defaultdict
+
+def train(model, loader, optimizer, criterion):
+    totals = defaultdict(float)
+    for x, y in loader:
+        terms = criterion(model(x), y)  # may hold floats beside the loss
+        optimizer.zero_grad()
+        sum(terms.values()).backward()
+        optimizer.step()
+        for k, v in terms.items():
+            totals[k] += v
+    return totals
+"""
+
+
+def test_a_loop_over_a_dict_of_mixed_values_gets_no_fix():
+    (finding,) = _found(LOSSES, "TEN401")
+    assert finding.fix is None
+    assert fix_source(textwrap.dedent(LOSSES), "t.py", RULES, unsafe=True).fixed == textwrap.dedent(LOSSES)
+
+
+def test_a_loss_autograd_ran_backward_from_is_proven_and_fixed():
+    source = LOSSES.replace("sum(terms.values()).backward()", "loss = terms['loss']\n        loss.backward()") \
+        .replace("for k, v in terms.items():\n            totals[k] += v", "totals['loss'] += loss")
+    (finding,) = _found(source, "TEN401")
+    assert finding.fix is not None and finding.fix.tensors
+    assert "totals['loss'] += loss.item()" in fix_source(textwrap.dedent(source), "t.py", RULES, unsafe=True).fixed

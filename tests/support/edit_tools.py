@@ -1,18 +1,26 @@
-"""Applying a finding's fix edits to source text, the way the fixer will (used by rule tests)."""
+"""Applying a finding's fix edits to source text, the way the fixer will, and reading what an edit replaces
+(used by rule tests)."""
 from __future__ import annotations
 
 from flake8_tensorcopy.engine.core import analyse
 
 
-def apply_edits(source: str, edits) -> str:
-    lines = source.splitlines(keepends=True)
+def _offset(source: str):
+    """(line, col) -> index into `source`."""
     starts = [0]
-    for line in lines:
+    for line in source.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
+    return lambda pos: starts[pos[0] - 1] + pos[1]
 
-    def offset(pos):
-        return starts[pos[0] - 1] + pos[1]
 
+def replaced(source: str, edit) -> str:
+    """The text of `source` an edit replaces ('' for an insertion)."""
+    offset = _offset(source)
+    return source[offset(edit.start):offset(edit.end)]
+
+
+def apply_edits(source: str, edits) -> str:
+    offset = _offset(source)
     out = source
     for edit in sorted(edits, key=lambda e: offset(e.start), reverse=True):
         out = out[: offset(edit.start)] + edit.text + out[offset(edit.end):]

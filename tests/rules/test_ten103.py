@@ -1,0 +1,58 @@
+"""TEN103 (numpy-alias-write): an in-place write through a NumPy alias of a tensor (or a tensor alias of an
+array), and when its fix (a copy at the alias site) is withheld: a lesson that only shows the shared
+memory after the write, in a notebook or a script."""
+from __future__ import annotations
+
+from tests.support.rule_tools import findings_of as _found, notebook_findings as _notebook_findings
+
+
+# A lesson that writes through an alias and then only shows both sides gets no fix (a class of harmful
+# fixes the review of `fix --unsafe-fixes` on unseen repositories found, docs/fix-review.md).
+NUMPY_LESSON = ("import numpy as np\nimport torch\narr = np.ones(5)\nt = torch.from_numpy(arr)",
+                "t.add_(1)\nprint(arr)\nprint(t)",
+                "arr = np.zeros(3)\narr = arr * 2\nprint(arr.sum() + 1)")
+
+
+def test_a_lesson_that_rebinds_the_array_later_still_only_shows_the_shared_one():
+    _, (finding,) = _notebook_findings("TEN103", *NUMPY_LESSON)
+    assert finding.fix is None  # the later cell's reads are of another array
+
+
+def test_a_read_of_the_shared_array_itself_keeps_the_fix():
+    cells = NUMPY_LESSON[:2] + ("total = arr.sum()",)
+    _, (finding,) = _notebook_findings("TEN103", *cells)
+    assert finding.fix is not None
+
+
+SHOWN_TOGETHER = ("import numpy as np\nimport torch\narr = np.ones(5)\nt = torch.from_numpy(arr)",
+                  "arr += 1\nprint(arr, t)\nt += 1\nprint(arr, t)",
+                  "c = torch.tensor(arr)\narr += 1\nprint(arr, c)")
+
+
+def test_a_write_whose_next_read_shows_both_sides_together_gets_no_fix():
+    _, (finding,) = _notebook_findings("TEN103", *SHOWN_TOGETHER)
+    assert finding.fix is None  # `print(arr, t)` right after the write: the lesson shows the sharing
+    alone = SHOWN_TOGETHER[:1] + (SHOWN_TOGETHER[1].replace("print(arr, t)\nt += 1\nprint(arr, t)",
+                                                            "t += 1\nprint(arr)"),) + SHOWN_TOGETHER[2:]
+    _, (other,) = _notebook_findings("TEN103", *alone)
+    assert other.fix is not None  # the array alone, then used: the copy is what the code needs
+
+
+# Fixes from proof: a case a trial on unseen code found a harmful fix for.
+LESSON = """
+import numpy as np
+import torch
+
+n = np.ones(5)
+t = torch.from_numpy(n)
+t.add_(1)
+print(f"t: {t}")
+print(f"n: {n}")
+"""
+
+
+def test_a_lesson_that_prints_the_shared_memory_is_reported_without_a_fix():
+    (finding,) = _found(LESSON, "TEN103")
+    assert finding.fix is None
+    (used,) = _found(LESSON + "total = n.sum()\n", "TEN103")
+    assert used.fix is not None  # read other than printed: the copy is what the code needs

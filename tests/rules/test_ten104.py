@@ -1,0 +1,75 @@
+"""TEN104 (copy-result-discarded): a copy or conversion whose result is thrown away, and its fix (assign the
+result back): a device move is fixed only where a module or operand the value is used with is moved the
+same way; a notebook cell's last expression is its displayed output, not a discarded result."""
+from __future__ import annotations
+
+from tests.support.notebook_tools import cell_sources, code_notebook, fix_notebook
+from tests.support.rule_tools import findings_of as _found
+from flake8_tensorcopy.engine.core import analyse
+from flake8_tensorcopy.rules import BY_CODE
+from flake8_tensorcopy.sources.notebook import cell_ends, read_notebook
+
+
+# Fixes from proof: each case is one a trial on unseen code found a harmful fix for.
+HELPER = """
+import torch
+
+def check_layer(module):
+    x = torch.randn(2, 3)
+    x.cuda()
+    {more}
+    return module(x)
+"""
+
+
+def test_a_device_move_nothing_else_makes_is_reported_without_a_fix():
+    (finding,) = _found(HELPER.format(more="pass"), "TEN104")
+    assert finding.fix is None
+    assert "no fix: nothing it is used with here is moved the same way" in finding.message
+
+
+def test_a_device_move_the_module_makes_too_is_fixed():
+    (finding,) = _found(HELPER.format(more="module.cuda()"), "TEN104")
+    assert finding.fix is not None and finding.fix.edits[0].text == "x = x.cuda()"
+
+
+def test_a_device_move_an_operand_makes_too_is_fixed():
+    source = """
+    import torch
+
+    def shift(y, device):
+        x = torch.randn(2, 3)
+        y = y.to(device)
+        x.to(device)
+        return x + y
+    """
+    (finding,) = _found(source, "TEN104")
+    assert finding.fix is not None and finding.fix.edits[0].text == "x = x.to(device)"
+    (other,) = _found(source.replace("y = y.to(device)", "y = y.to(other)"), "TEN104")
+    assert other.fix is None  # moved elsewhere: not the same decision
+
+
+def test_a_dtype_conversion_is_not_a_device_move():
+    (finding,) = _found("import torch\nx = torch.arange(3)\nx.to(torch.float64)\n", "TEN104")
+    assert finding.fix is not None and finding.fix.edits[0].text == "x = x.to(torch.float64)"
+
+
+CELLS = ("import torch\nmodel = torch.nn.Linear(3, 1)\nx = torch.randn(4, 3)",
+         "y_preds = model(x)\ny_preds.cpu()",
+         "y_preds.cpu()\nprint(y_preds)",
+         "y_preds.detach();")
+
+
+def test_the_last_expression_of_a_cell_is_its_output_not_a_discarded_result():
+    nb = read_notebook(code_notebook(*CELLS))
+    assert sorted(cell_ends(nb.program)) == [3, 6, 9, 11]
+    found = analyse(nb.program, "nb.ipynb", [BY_CODE["TEN104"]], cell_ends=nb.cell_ends).findings
+    assert [nb.locate(f.line) for f in found] == [(3, 1), (4, 1)]  # not cell 2's displayed `y_preds.cpu()`
+    every = analyse(nb.program, "nb.ipynb", [BY_CODE["TEN104"]]).findings  # a .py file has no cell ends
+    assert len(every) == 3
+
+
+def test_fix_leaves_a_cells_displayed_output_alone(tmp_path, capsys):
+    code, _, _ = fix_notebook(tmp_path, capsys, code_notebook(*CELLS), "--unsafe-fixes", "--select", "TEN104")
+    sources = cell_sources((tmp_path / "nb.ipynb").read_text())
+    assert sources[1] == "y_preds = model(x)\ny_preds.cpu()"

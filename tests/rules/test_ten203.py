@@ -1,0 +1,52 @@
+"""TEN203 (clone-kept-with-graph): a clone of a graph-attached tensor kept as if it were a detached copy;
+a parameter's clone kept on `self` is one only when the class computes with it, not when it only compares
+it. Over its bad fixture: the fix makes the snapshot the message advises."""
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from tests.support.edit_tools import apply_edits
+from tests.support.rule_tools import call_at, case_findings, codes, fixture_cases
+
+
+PROBE = """
+    import torch
+    from torch import nn
+
+
+    class Probe(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = nn.Linear(2, 2)
+
+        def on_train_batch_start(self, batch, batch_idx):
+            self.weight_before = self.layer.weight.clone()
+
+        def on_train_batch_end(self, outputs, batch, batch_idx):
+            {use}
+"""
+
+
+def test_a_parameters_clone_on_self_only_compared_is_quiet():
+    assert codes(PROBE.format(use="assert not torch.equal(self.weight_before, self.layer.weight)")) == []
+
+
+def test_a_parameters_clone_on_self_computed_with_is_kept_with_its_graph():
+    found = codes(PROBE.format(use="return (self.layer.weight - self.weight_before).pow(2).sum()"))
+    assert found == [(12, "TEN203")]
+
+
+@pytest.mark.parametrize("case", fixture_cases("TEN203"))
+def test_the_fix_turns_the_kept_clone_into_the_snapshot_the_message_advises(case):
+    """Over the cases of the bad fixture (where each finding is: tests/rules/test_fixtures.py)."""
+    source, _, (finding,) = case_findings("TEN203", case)
+    call = call_at(source, finding, "clone")
+    cloned = ast.unparse(call.func.value)
+    assert finding.message.startswith(f"clone() of '{cloned}' keeps it attached to the graph (")
+    advice = finding.message.rsplit("; use ", 1)[1].removesuffix(" for a snapshot")
+    assert advice == f"{cloned}.detach().clone()"
+    line = source.splitlines()[finding.line - 1]
+    fixed = apply_edits(source, finding.fix.edits).splitlines()[finding.line - 1]
+    assert fixed == line.replace(ast.get_source_segment(source, call), advice, 1)

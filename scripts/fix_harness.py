@@ -233,8 +233,7 @@ def with_findings(jobs: list[Job], last_run: Path) -> tuple[list[Job], list[Job]
     if data.get("engine") != corpus_mod.engine_digest() or \
             data.get("stamp") != corpus_mod.files_stamp([j.path for j in jobs]):
         return jobs, []
-    clean = {f"{f['package']}/{f['path']}" for f in data["files"]
-             if f["parsed"] and not f["findings"] and not f["error"]}
+    clean = {f"{f['package']}/{f['path']}" for f in data["files"] if not f["findings"] and not f["error"]}
     return [j for j in jobs if j.name not in clean], [j for j in jobs if j.name in clean]
 
 

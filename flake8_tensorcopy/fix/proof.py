@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from typing import Optional
 
-from ..analysis import api
+from ..analysis import api, project
 from ..analysis.facts import FileFacts
 from ..engine.core import parse
 from ..rules.context import Context
@@ -69,7 +69,8 @@ def _node_at(tree: ast.Module, span) -> Optional[ast.AST]:
 def _proven(tree: ast.Module, text: str, filename: str, node: ast.AST) -> bool:
     facts = FileFacts(tree, text, (type(node),), sorted({node.lineno, node.end_lineno}))
     facts.path = filename
-    for seen, frame in facts.nodes:
-        if seen is node:
-            return proven_tensor(node, Context(facts, frame, node, None))
+    with project.analysing(facts):  # as the engine asks: the file's package sees this text
+        for seen, frame in facts.nodes:
+            if seen is node:
+                return proven_tensor(node, Context(facts, frame, node, None))
     return False

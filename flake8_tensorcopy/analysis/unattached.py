@@ -31,6 +31,9 @@ TORCH_VALUES = frozenset({"torch.device", "torch.Size", "torch.dtype", "torch.fi
 NUMBER_MODULES = frozenset({"math", "random", "operator"})  # Python's own: their results hold no graph
 # Builtins whose result holds no graph when no argument does (`sum(xs)`, `max(a, b)`, `zip(xs, ys)`)
 PASS_THROUGH = frozenset("sum max min abs pow divmod list tuple set frozenset sorted reversed zip enumerate".split())
+VALUE_RESULTS = frozenset({"int", "float", "bool", "number", "str", "none", "ndarray"})
+TENSOR_RESULTS = frozenset({"tensor", "tensors", "tensor|tensors"})
+PASSING = TENSOR_RESULTS | {"mixed"}  # results that hold a graph only where an input does
 SCOPES = DEFS + (ast.Lambda, ast.ClassDef)
 
 
@@ -128,9 +131,9 @@ def _call(call: ast.Call, ctx, pos, ask, depth, off) -> bool:
     op = api.method(func.attr)
     if op is None:
         return False
-    if not op.holds_graph or off and op.gives_tensor and op.alias in ("fresh", "view"):
+    if _no_graph(op, off):
         return True  # x.item(), x.detach(), x.argmax(); under no_grad, a new tensor
-    if not ask(func.value):
+    if op.returns not in PASSING or not ask(func.value):
         return False
     return api.is_conversion(func.attr) or all(ask(a) for a in args)  # x.to(device, dtype): the receiver's graph
 
@@ -154,9 +157,17 @@ def _library_call(q: str, call: ast.Call, args: list, ask, off: bool) -> bool:
     op = api.function(q)
     if op is None:
         return False
-    if not op.holds_graph or off and op.gives_tensor and op.alias in ("fresh", "view"):
+    if _no_graph(op, off):
         return True  # torch.zeros(3), torch.from_numpy(a), torch.tensor(x): no graph
-    return all(ask(a) for a in args)
+    return op.returns in PASSING and all(ask(a) for a in args)  # (not an object: `torch.load(path)`)
+
+
+def _no_graph(op: api.Op, off: bool) -> bool:
+    """The op's result never holds a graph: a Python value or an ndarray, a tensor torch's model says drops it,
+    or, under no_grad, a new tensor. Not an object (`torch.load` may give back leaves that require grad)."""
+    if op.returns in VALUE_RESULTS:
+        return True
+    return op.returns in TENSOR_RESULTS and (op.grad == "drops" or off and op.alias in ("fresh", "view"))
 
 
 def _name(name: str, ctx, pos, assumed, depth) -> bool:
@@ -217,23 +228,23 @@ def _writes(facts, root) -> dict:
 def _collect_writes(facts, root) -> dict:
     found: dict = {}
 
-    def note(name, node, value):
-        found.setdefault(name, []).append(((node.lineno, node.col_offset), value))
+    def note(name, stmt, value):  # at the statement's start, where the flow of the scope answers
+        found.setdefault(name, []).append(((stmt.lineno, stmt.col_offset), value))
 
-    def visit(node, nested: bool, shadowed: frozenset):
+    def visit(node, stmt, nested: bool, shadowed: frozenset):
         for child in ast.iter_child_nodes(node):
+            at = child if isinstance(child, ast.stmt) else stmt
             if isinstance(child, SCOPES):
-                own = _local_names(child)
                 for name in _declared(child):
                     note(name, child, None)
-                visit(child, True, shadowed | own)
+                visit(child, at, True, shadowed | _local_names(child))
                 continue
             for name, value in _written(child):
                 if name not in shadowed:
-                    note(name, child, None if nested else value)
-            visit(child, nested, shadowed)
+                    note(name, at, None if nested else value)
+            visit(child, at, nested, shadowed)
 
-    visit(root, False, frozenset())
+    visit(root, root, False, frozenset())
     return found
 
 

@@ -34,15 +34,22 @@ PROVEN = {
     "legacy constructor of an ndarray": "probe = torch.Tensor(np.zeros((3, 1)))  # <-",
     "numbers": "probe = loss.item() * 2 + float(x.sum()) + len(x)  # <-",
     "detached output": "out = model(x)\nprobe = out.detach() + 1  # <-",
-    "ops of unattached": "w = torch.zeros(4, 1)\nxs = torch.randn(4, 1)\nprobe = torch.matmul(torch.transpose(w, 0, 1), xs)  # <-",
+    "ops of unattached": ("w = torch.zeros(4, 1)\nxs = torch.randn(4, 1)\n"
+                          "probe = torch.matmul(torch.transpose(w, 0, 1), xs)  # <-"),
     "loop rebinding": ("w = torch.zeros(4)\nfor step in range(3):\n    xs = torch.randn(4)\n"
                        "    d = 1.0 + (w * xs).sum()\n    w = w + 0.1 * d * xs\nprobe = w  # <-"),
     "op under no_grad": "with torch.no_grad():\n    y = torch.relu(model(x))\nprobe = y  # <-",
-    "a def of the file": "def feats(s):\n    return torch.tensor(s, dtype=torch.float32)\nprobe = feats([1.0, 2.0])  # <-",
+    "a def of the file": ("def feats(s):\n    return torch.tensor(s, dtype=torch.float32)\n"
+                          "probe = feats([1.0, 2.0])  # <-"),
     "what every caller passes": ("def scale(t, k):\n    return t * k\nw = scale(torch.ones(2), 3)\n"
                                  "probe = scale(torch.zeros(2), 0.5)  # <-"),
     "in-place write of a proven value": "w = torch.zeros(4)\nw += torch.ones(4)\nw.add_(2)\nprobe = w  # <-",
     "requires_grad=False": "probe = torch.zeros(3, requires_grad=False)  # <-",
+    "rows of a factory": "for row in torch.zeros(3, 4):\n    probe = row * 2  # <-",
+    "a parameter of the same name is another variable": (
+        "w = torch.zeros(3)\ndef leaf(w):\n    w.requires_grad_()\nprobe = w  # <-"),
+    "a module name read in a def": ("w = torch.zeros(3)\ndef f():\n    probe = w * 2  # <-\n    return probe\n"
+                                    "probe = f()"),
 }
 
 NOT_PROVEN = {
@@ -64,6 +71,11 @@ NOT_PROVEN = {
                                       "probe = w  # <-"),
     "alias under no_grad": "with torch.no_grad():\n    y = model.weight\nprobe = y  # <-",
     "an unknown call": "r = input()\nprobe = torch.tensor([1.0]) * r.value  # <-",
+    "a loaded object": "probe = torch.load('w.pt')  # <-",
+    "a module name rebound to an output": "w = torch.zeros(3)\ndef f():\n    probe = w * 2  # <-\nw = model(x)",
+    "a list a closure appends a loss to": ("kept = []\ndef keep():\n    kept.append(loss)\n"
+                                           "probe = kept  # <-"),
+    "an element unpacked into an entry": "w = torch.zeros(2)\nw[0], b = loss, 1\nprobe = w  # <-",
 }
 
 

@@ -18,6 +18,7 @@ from typing import Iterable, Optional
 from . import api, names, summaries
 from .facts import Bind, TENSOR_TYPES, base_name, dotted, guard_key, pos_of, walk
 from .position import Position
+from .unattached import unattached
 
 
 class Kind(str, enum.Enum):
@@ -475,7 +476,10 @@ def annotation_kind(ann: ast.AST, ctx: "Position") -> Optional[Kind]:
 
 @memoised(unknown=False)
 def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
-    """Whether `expr` is (by the file's evidence) part of an autograd graph: it requires grad."""
+    """Whether `expr` is (by the file's evidence) part of an autograd graph: it requires grad. Never a value
+    proven unattached (analysis/unattached.py), whatever names a backward runs through."""
+    if unattached(expr, ctx, pos):
+        return False
     if isinstance(expr, ast.Name):
         scope = ctx.frame.scope
         if expr.id in scope.backward_names:

@@ -44,10 +44,8 @@ def discover(paths: Sequence[str], excludes: Sequence[Pattern], force: bool = Fa
     found, candidates = Found(), {}  # candidates: path -> real path
     for path in paths:
         if path != "-" and os.path.isdir(path):
-            rel = os.path.relpath(os.path.abspath(path), os.getcwd())
-            inside = rel not in (os.curdir, os.pardir) and not rel.startswith(os.pardir + os.sep)  # not . or above
-            if inside and excluded_named(path, excludes, is_dir=True, parents=force):
-                continue
+            if not _holds_cwd(path) and excluded_named(path, excludes, is_dir=True, parents=force):
+                continue  # (`.` or a folder above it is never excluded by its own name)
             walk = _Walk(path, os.path.realpath(path), candidates, found)
             walk.folder(path, walk.inside, list(excludes) + _parent_gitignores(path))
         elif path == "-" or not os.path.exists(path) or not excluded_named(path, excludes, parents=force):
@@ -105,14 +103,20 @@ def _within(path: str, folder: str) -> bool:
 
 
 def excluded_named(path: str, patterns: Sequence[Pattern], is_dir: bool = False, parents: bool = True) -> bool:
-    """A named path is excluded when it, or (`parents`) a folder between the current folder and it, is."""
+    """A named path is excluded when it, or (`parents`) a folder between it and the current folder (for a
+    path outside that folder: between it and the folder both are in), is."""
     path = os.path.abspath(path)
-    rel = os.path.relpath(path, os.getcwd())
-    parts = rel.split(os.sep)[:-1] if parents and not rel.startswith("..") else []
-    for i in range(1, len(parts) + 1):
-        if excluded(os.path.join(os.getcwd(), *parts[:i]), True, patterns):
+    if parents:
+        top = os.path.commonpath([path, os.getcwd()])
+        parts = os.path.relpath(path, top).split(os.sep)[:-1]
+        if any(excluded(os.path.join(top, *parts[:i]), True, patterns) for i in range(1, len(parts) + 1)):
             return True
     return excluded(path, is_dir, patterns)
+
+
+def _holds_cwd(folder: str) -> bool:
+    """`folder` is the current folder or one above it."""
+    return _within(os.getcwd(), os.path.abspath(folder))
 
 
 def _gitignore(folder: str) -> list[Pattern]:

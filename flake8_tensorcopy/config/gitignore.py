@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 NEVER = re.compile(r"(?!)")
+UP = re.compile(r"(?:\.\.?/+)+")  # leading `./` and `../` segments
 CLASSES = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
            "space": " \t\n\r", "xdigit": "0-9A-Fa-f", "blank": " \t", "cntrl": "\x00-\x1f\x7f",
            "print": " -~", "graph": "!-~", "punct": "!-/:-@[-`{-~"}
@@ -25,12 +26,23 @@ class Pattern:
     regex: re.Pattern  # over the relative path's bytes, as latin-1 text
     negate: bool = False
     dir_only: bool = False
+    anchored: bool = False  # the pattern holds a `/` other than a trailing one: it names a path below `base`
 
     def verdict(self, rel: str, is_dir: bool) -> Optional[bool]:
         """True: excluded, False: re-included, None: says nothing. `rel`: see `relative`."""
         if self.dir_only and not is_dir:
             return None
         return (not self.negate) if self.regex.match(rel) else None
+
+    def verdict_at(self, path: str, rel: Optional[str], is_dir: bool) -> Optional[bool]:
+        """The verdict on `path` (absolute; `rel` its path relative to `base`, None outside it). Outside
+        `base`, a pattern without a `/` (a bare name or glob: `slow.py`, `*.ipynb`, `build/`) is matched
+        against the path's last component, as flake8 and Ruff match a name; an anchored one says nothing."""
+        if rel is None:
+            if self.anchored:
+                return None
+            rel = os.fsencode(os.path.basename(path)).decode("latin-1")
+        return self.verdict(rel, is_dir)
 
 
 def relative(path: str, base: str) -> Optional[str]:
@@ -59,18 +71,33 @@ def compile_patterns(lines: Iterable[str], base: str) -> list[Pattern]:
         anchored = "/" in line
         body = _translate(line[1:] if line.startswith("/") else line)
         regex = NEVER if body is None else re.compile(("^" if anchored else "^(?:.*/)?") + body + "$", re.S)
-        out.append(Pattern(base, regex, negate, dir_only))
+        out.append(Pattern(base, regex, negate, dir_only, anchored))
+    return out
+
+
+def option_patterns(lines: Iterable[str], base: str) -> list[Pattern]:
+    """Patterns of an option or a table: as in a .gitignore, but leading `./` and `../` segments move the base,
+    as flake8 resolves such a path (`../shared/slow.py` from a project names a file beside it). git matches
+    no path through `..`, so a .gitignore keeps `compile_patterns`."""
+    out = []
+    for line in lines:
+        negate, body = line.startswith("!"), line[line.startswith("!"):]
+        up = UP.match(body)
+        if up:
+            out += compile_patterns(["!" * negate + "/" + body[up.end():]], os.path.join(base, up.group()))
+        else:
+            out += compile_patterns([line], base)
     return out
 
 
 def excluded(path: str, is_dir: bool, patterns: Sequence[Pattern]) -> bool:
-    """The last pattern that matches `path` decides (git's rule)."""
+    """The last pattern that matches `path` decides (git's rule); see `Pattern.verdict_at` for a path outside
+    a pattern's base."""
     path, rels, decision = os.path.abspath(path), {}, False
     for pattern in patterns:
         if pattern.base not in rels:
             rels[pattern.base] = relative(path, pattern.base)
-        rel = rels[pattern.base]
-        verdict = None if rel is None else pattern.verdict(rel, is_dir)
+        verdict = pattern.verdict_at(path, rels[pattern.base], is_dir)
         if verdict is not None:
             decision = verdict
     return decision

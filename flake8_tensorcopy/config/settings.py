@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 from .pyproject import Config, find_pyproject, load_config, load_config_file, validate_codes
 from .discovery import default_excludes, excluded_named
 from ..engine.core import select_rules
-from .gitignore import Pattern, compile_patterns, matches
+from .gitignore import Pattern, compile_patterns, matches, option_patterns
 
 
 @dataclass
@@ -67,13 +67,13 @@ def selection(opts: Options) -> Selection:
     ignore = validate_codes(opts.ignore, "--ignore") if opts.ignore is not None else config.ignore
     extend = config.extend_select + validate_codes(opts.extend_select, "--extend-select")
     if opts.exclude is not None:
-        excludes = compile_patterns(opts.exclude, os.getcwd())
+        excludes = option_patterns(opts.exclude, os.getcwd())
     elif config.exclude is not None:
-        excludes = compile_patterns(config.exclude, config.root)
+        excludes = option_patterns(config.exclude, config.root)
     else:
         excludes = default_excludes()
-    excludes += compile_patterns(config.extend_exclude, config.root)
-    excludes += compile_patterns(opts.extend_exclude, os.getcwd())
+    excludes += option_patterns(config.extend_exclude, config.root)
+    excludes += option_patterns(opts.extend_exclude, os.getcwd())
     per_file = [(compile_patterns([pattern], config.root), codes) for pattern, codes in config.per_file_ignores]
     tensor_functions = tuple(dict.fromkeys(tuple(config.tensor_functions) + tuple(opts.tensor_functions)))
     project = os.path.dirname(config.path) if config.path else None

@@ -50,6 +50,10 @@ itself call `backward()` (a loss built over several pieces); code under `torch.n
 through one element (`losses.append(loss)` then `losses[-1].backward()`) leaves every other element's
 graph alive: that is reported, and the element is known to be attached because it is backpropagated.
 `history.append(loss.clone())` is TEN203's finding (a kept clone), not this rule's.
+Nor a value proven to hold no graph, whatever the loop backpropagates: a hand-written update
+`w = w + lr * delta * phi` built only from factories without `requires_grad=True`, numbers, `.detach()` /
+`.item()` results, arrays and tensors from numpy or lists (analysis/unattached.py), beside a backward on
+another graph.
 
 ## Example
 ```python

@@ -16,8 +16,9 @@ from __future__ import annotations
 import ast
 
 from . import api, summaries
+from . import elements
 from .evidence import (MAX_DEPTH, PARAM, STATE_DICT, TENSOR, kind, memoised, annotation_kind, numpy_tensor_inputs,
-                       reaching, instance_attribute_kind, self_attribute_kind)
+                       bindings, loop_items, part, reaching, instance_attribute_kind, self_attribute_kind)
 from .facts import Bind, walk
 
 SEQUENCES = (ast.List, ast.Tuple, ast.ListComp)  # literals that `*` repeats
@@ -41,11 +42,15 @@ def _tensor(expr, ctx, pos, depth, callers=True) -> bool:
         return False
     ask = tensor if callers else tensor_here
     if isinstance(expr, ast.Name):  # every binding that may reach `pos` must give a tensor
-        found = reaching(expr.id, ctx, pos)
+        found = bindings(expr, ctx, pos)
         return bool(found) and all(_binding(b, ctx, depth, callers) for b in found)
     if isinstance(expr, ast.Call):
-        if summaries.returned(summaries.callee(expr, ctx, pos), ctx, None, ask, depth + 1):
-            return True  # a function of the file that returns one
+        if summaries.returned(summaries.runs(expr, ctx, pos), ctx, None, ask, depth + 1):
+            return True  # a function of the file (or the forward of a module of the file) that returns one
+        summed = elements.sum_argument(expr, ctx)
+        if summed is not None:  # a sum of proven tensors
+            found = elements.items(summed, (), ctx, pos, depth)
+            return bool(found) and all(_item(i, ctx, depth, ask) for i in found)
         q = ctx.facts.qualname(expr.func)
         inputs = numpy_tensor_inputs(expr, q)
         if inputs:  # numpy.ceil(t) of a tensor is a tensor
@@ -83,13 +88,28 @@ def _binding(b, ctx, depth, callers) -> bool:
         return callers and summaries.argument(b, ctx, ask, depth + 1, any_site=True) is True
     if b.kind == Bind.IMPORT:  # a module-level tensor of a neighbouring module
         return summaries.imported(b, ctx, ask, depth + 1) is True
+    if b.kind == Bind.FOR:  # an element of an iterable whose elements are proven tensors
+        found = loop_items(b, ctx, depth)
+        return bool(found) and all(_item(i, ctx, depth, ask) for i in found)
     if b.kind == Bind.UNPACK and isinstance(b.value, ast.Call):
-        return summaries.returned(summaries.callee(b.value, ctx, b.pos), ctx, b.index, ask, depth + 1) is True
+        return summaries.returned(summaries.runs(b.value, ctx, b.pos), ctx, b.index, ask, depth + 1) is True
     if b.kind not in (Bind.ASSIGN, Bind.ANNASSIGN):
         return False
     if b.annotation is not None and annotation_kind(b.annotation, ctx) in (TENSOR, PARAM):
         return True
     return b.value is not None and ask(b.value, ctx, b.pos, depth + 1)  # memoised: `A = A + A` read in a def
+
+
+def _item(item, ctx, depth, ask) -> bool:
+    """An element (elements.Item) is proven a tensor: a parameter or buffer by the API, a proven value, an
+    entry of a state_dict, a row of a proven tensor."""
+    if item.how in (elements.PARAM, elements.DETACHED, elements.NUMBER):
+        return item.how != elements.NUMBER
+    if item.how == elements.VALUE:
+        return part(ask, item.expr, item.path, ctx, item.pos, depth) is True
+    if item.how == elements.ENTRIES:
+        return not item.path and kind(item.expr, ctx, item.pos, depth + 1) == STATE_DICT
+    return ask(item.expr, ctx, item.pos, depth + 1)
 
 
 PARAM_ITERATORS = frozenset({"named_parameters", "named_buffers"})

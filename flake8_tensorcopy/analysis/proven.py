@@ -7,9 +7,10 @@ return a tensor for a tensor, the file's own functions and module-level tensors 
 `tensor` also counts a parameter that some call in the file or the package passes such a value (a
 caller's argument is the evidence: summaries.argument with any_site), `tensor_here` does not. Method
 names alone (`x.clone()`), parameter annotations and `.weight` are not proof. Answers are memoised per
-file, like the other questions of the model. `parameter_loop`, `state_dict_entry` and `backward_root` prove
-a name by what the API gives (`named_parameters()`, a state_dict's values) and what autograd ran on
-(`loss.backward()`): fixes ask them too (rules/edits.proven_tensor).
+file, like the other questions of the model. An element of an iterable is proven by what the API gives
+(`named_parameters()`, a state_dict's values: analysis/elements.py) or by its iterable's proven elements;
+`backward_root` proves a name by what autograd ran on (`loss.backward()`): fixes ask it too
+(rules/edits.proven_tensor).
 """
 from __future__ import annotations
 
@@ -112,20 +113,6 @@ def _item(item, ctx, depth, ask) -> bool:
     return ask(item.expr, ctx, item.pos, depth + 1)
 
 
-PARAM_ITERATORS = frozenset({"named_parameters", "named_buffers"})
-
-
-def parameter_loop(name: str, ctx, pos=None) -> bool:
-    """`p` of `for n, p in model.named_parameters()` (or named_buffers()): a Parameter or buffer, by the API."""
-    b = ctx.frame.scope.binding_before(name, pos or ctx.pos)
-    loop = b.node if b is not None and b.kind == Bind.FOR else None
-    if not isinstance(loop, (ast.For, ast.AsyncFor)) or not isinstance(loop.target, ast.Tuple):
-        return False
-    it, elts = loop.iter, loop.target.elts
-    return (len(elts) == 2 and isinstance(elts[1], ast.Name) and elts[1].id == name and isinstance(it, ast.Call)
-            and isinstance(it.func, ast.Attribute) and it.func.attr in PARAM_ITERATORS)
-
-
 def backward_root(name: str, ctx, pos=None) -> bool:
     """The value `name` holds at `pos` had `name.backward()` called on it first (one binding reaches both):
     autograd ran backward from it, so it is a tensor (`loss = criterion(out, y); loss.backward(); total += loss`)."""
@@ -146,21 +133,3 @@ def _backward_calls(facts, body) -> dict[str, list]:
                 and isinstance(n.func.value, ast.Name):
             calls.setdefault(n.func.value.id, []).append((n.lineno, n.col_offset))
     return calls
-
-
-def state_dict_entry(name: str, ctx, pos=None) -> bool:
-    """`v` of `{k: v ... for k, v in sd.items()}` (or `for v in sd.values()`) in a comprehension over a
-    state_dict, which maps names to tensors (parameters and buffers)."""
-    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    for node in ctx.facts.enclosing(root, pos or ctx.pos):
-        if not isinstance(node, (ast.DictComp, ast.ListComp, ast.SetComp, ast.GeneratorExp)):
-            continue
-        for gen in node.generators:
-            it, target = gen.iter, gen.target
-            if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and not it.args):
-                continue
-            bound = target.elts[1] if it.func.attr == "items" and isinstance(target, ast.Tuple) \
-                and len(target.elts) == 2 else target if it.func.attr == "values" else None
-            if isinstance(bound, ast.Name) and bound.id == name:
-                return kind(it.func.value, ctx, pos) == STATE_DICT
-    return False

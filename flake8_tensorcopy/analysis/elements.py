@@ -43,10 +43,25 @@ def comprehension_binding(name: ast.AST, facts) -> Optional[object]:
     return facts.elements.get(id(name)) if isinstance(name, ast.Name) else None
 
 
+def _memoised(question):
+    """Answer each (expression, part, position, scope) once per file; a cycle (`xs = xs` in a loop) is unknown."""
+    def ask(expr, path, ctx, pos, depth=0):
+        if depth > MAX_DEPTH or expr is None:
+            return None
+        key = (question.__name__, id(expr), path, pos, id(ctx.frame.scope))
+        memo = ctx.facts.memo
+        if key not in memo:
+            memo[key] = None
+            memo[key] = question(expr, path, ctx, pos, depth)
+        return memo[key]
+
+    ask.__doc__ = question.__doc__
+    return ask
+
+
+@_memoised
 def items(iterable: ast.AST, path: tuple, ctx, pos: Pos, depth: int = 0) -> Optional[list[Item]]:
     """What part `path` of an item of `iterable` (evaluated at `pos`) may be; None when unknown."""
-    if depth > MAX_DEPTH or iterable is None:
-        return None
     if isinstance(iterable, ast.Call):
         return _call_items(iterable, path, ctx, pos, depth)
     if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)):
@@ -60,10 +75,9 @@ def items(iterable: ast.AST, path: tuple, ctx, pos: Pos, depth: int = 0) -> Opti
     return [Item(ROWS, iterable, pos, path)]
 
 
+@_memoised
 def entries(container: ast.AST, path: tuple, ctx, pos: Pos, depth: int = 0) -> Optional[list[Item]]:
     """What part `path` of an entry (a dict's value, a list's item) of `container` may be."""
-    if depth > MAX_DEPTH:
-        return None
     if isinstance(container, ast.Dict):
         if any(k is None for k in container.keys):  # {**other}
             return None

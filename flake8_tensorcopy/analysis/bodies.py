@@ -20,8 +20,8 @@ def last_writes(facts: FileFacts, body: ast.AST) -> dict[str, Pos]:
 
 
 def last_computed_with(facts: FileFacts, body: ast.AST) -> dict[str, Pos]:
-    """Where each name or attribute chain (`self.w0`) is last an operand of arithmetic, an argument of a
-    computation (not of an assertion, comparison or log call) or the receiver of a method call in `body`."""
+    """Where each name or attribute chain (`self.w0`), or an entry of one (`w0[n]`), is last an operand of
+    arithmetic, an argument of a computation (not of an assertion, comparison or log call) or the receiver of a method call in `body`."""
     return facts.index(_last_computed_with, body)
 
 
@@ -81,16 +81,23 @@ def _last_computed_with(facts, body) -> dict:
     found: dict = {}
     for node in walk(body):
         if isinstance(node, ast.BinOp):
-            operands = [dotted(o) for o in (node.left, node.right)]
+            operands = [_held_in(o) for o in (node.left, node.right)]
         elif isinstance(node, ast.Call):
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            operands = [] if names.NOT_A_COMPUTATION(callee) else [dotted(a) for a in node.args]
-            operands.append(dotted(node.func.value) if isinstance(node.func, ast.Attribute) else None)
+            operands = [] if names.NOT_A_COMPUTATION(callee) else [_held_in(a) for a in node.args]
+            operands.append(_held_in(node.func.value) if isinstance(node.func, ast.Attribute) else None)
         else:
             continue
         for operand in filter(None, operands):
             found[operand] = max(found.get(operand, (0, 0)), pos_of(node))
     return found
+
+
+def _held_in(operand: ast.AST):
+    """The name or attribute chain an operand is, or holds it as an entry: `anchor` for `anchor[n]`."""
+    while isinstance(operand, ast.Subscript):
+        operand = operand.value
+    return dotted(operand)
 
 
 def _loops(facts, root) -> list:

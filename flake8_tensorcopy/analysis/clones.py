@@ -11,7 +11,8 @@ PASS_THROUGH = frozenset({"to", "cpu", "cuda", "float", "double", "half", "conti
 
 
 def kept_clones(expr) -> Iterator[ast.Call]:
-    """clone() calls whose result is what `expr` evaluates to (through `.cpu()`, `.to()`, literals)."""
+    """clone() calls whose result is what `expr` evaluates to (through `.cpu()`, `.to()`, literals), or an
+    element of it (a comprehension keeps the clone of each element)."""
     while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in PASS_THROUGH:
         expr = expr.func.value
     if isinstance(expr, (ast.Tuple, ast.List)):
@@ -20,6 +21,10 @@ def kept_clones(expr) -> Iterator[ast.Call]:
     elif isinstance(expr, ast.Dict):
         for v in expr.values:
             yield from kept_clones(v)
+    elif isinstance(expr, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):  # each element is kept
+        yield from kept_clones(expr.elt)
+    elif isinstance(expr, ast.DictComp):
+        yield from kept_clones(expr.value)
     elif is_clone(expr):
         yield expr
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import ast
 import enum
+import re
 from dataclasses import replace
 from typing import Iterable, Optional
 
-from . import api, names, summaries
-from .facts import Bind, TENSOR_TYPES, base_name, dotted, guard_key, pos_of, walk
+from . import api, elements, names, summaries
+from .facts import Bind, TENSOR_TYPES, base_name, dotted, guard_key, pos_of, target_path, walk
 from .position import Position
 from .unattached import unattached
 
@@ -53,6 +54,8 @@ SURE_TENSOR = frozenset({TENSOR, PARAM})
 LIKELY_TENSOR_METHODS = frozenset({"clone", "detach_"})
 REGISTERS = frozenset({"register_modules", "add_module", "register_module"})
 LEAF_ATTRS = ("weight", "bias", "grad")  # a module's parameters, a gradient: leaves of the graph
+# torch modules whose forward returns a tuple or that cannot be called (containers)
+TUPLE_MODULES = re.compile(r"RNN|LSTM|GRU|MultiheadAttention|AdaptiveLogSoftmax|^Module(List|Dict)$|^Parameter(List|Dict)$")
 MAX_DEPTH = 100  # a guard for the interpreter's stack; answers are memoised, so cost stays polynomial
 
 
@@ -95,7 +98,7 @@ def kind(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> Optional[K
             return TENSOR
         if key == "self" and ctx.frame.cls is not None and is_module_class(ctx.frame.cls, ctx):
             return MODULE
-        return join(_binding_kind(b, key, ctx, depth) for b in reaching(key, ctx, pos))
+        return join(_binding_kind(b, key, ctx, depth) for b in bindings(expr, ctx, pos))
     if isinstance(expr, ast.Attribute):
         attr = expr.attr
         if attr in ("weight", "bias"):
@@ -153,6 +156,13 @@ def kind(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> Optional[K
     return None
 
 
+def bindings(name: ast.Name, ctx: "Position", pos) -> list:
+    """The bindings that may give the name read `name` its value at `pos`: the generator's, for a variable
+    of the comprehension it is read in (its own scope), else those that reach it (`reaching`)."""
+    own = elements.comprehension_binding(name, ctx.facts)
+    return [own] if own is not None else reaching(name.id, ctx, pos)
+
+
 def reaching(name: str, ctx: "Position", pos) -> list:
     """Bindings that may give `name` its value at `pos` (this scope's, else an enclosing one's). A
     `name = None` binding is left out when others reach too: where a value that is None or a tensor is
@@ -180,12 +190,12 @@ def _binding_kind(b, name: str, ctx: "Position", depth: int) -> Optional[Kind]:
         return summaries.imported(b, ctx, kind, depth + 1)
     if b.kind == Bind.UNPACK:
         return element_kind(b.value, b.index, ctx, b.pos, depth + 1)
-    if b.kind == Bind.FOR and isinstance(b.node, (ast.For, ast.AsyncFor)):
-        it = b.node.iter
-        if (isinstance(b.node.target, ast.Name) and isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
-                and it.func.attr == "parameters"):
-            return PARAM
-        return _batch_kind(b.node, name, ctx)
+    if b.kind == Bind.FOR:
+        found = loop_items(b, ctx, depth)
+        got = join(_item_kind(i, ctx, depth) for i in found) if found else None
+        if got is None and isinstance(b.node, (ast.For, ast.AsyncFor)):
+            return _batch_kind(b.node, name, ctx)
+        return got
     if b.kind == Bind.ARG:
         passed = summaries.argument(b, ctx, kind, depth + 1)
         if passed is not None:
@@ -206,14 +216,65 @@ def _forward_input(b, ctx: "Position") -> bool:
 
 def element_kind(value: ast.AST, index: int, ctx: "Position", pos, depth: int) -> Optional[Kind]:
     """The kind of element `index` of `value` (`a, b = value`): of a tuple display, of a loader batch, or
-    of what a function of the file returns."""
+    of what a function of the file (or the forward of a package module called) returns."""
     if isinstance(value, (ast.Tuple, ast.List)):
         return kind(value.elts[index], ctx, pos, depth + 1) if index < len(value.elts) else None
     if isinstance(value, ast.Call):
-        callee = summaries.callee(value, ctx, pos)
-        if callee is not None:
-            return summaries.returned(callee, ctx, index, kind, depth + 1)
+        made = summaries.runs(value, ctx, pos)
+        if made is not None:
+            return summaries.returned(made, ctx, index, kind, depth + 1)
     return LIKELY_TENSOR if kind(value, ctx, pos, depth + 1) == BATCH else None
+
+
+def loop_items(b, ctx: "Position", depth: int = 0) -> Optional[list]:
+    """What the name of a loop's or a comprehension's binding `b` may hold: elements.Item's, or None."""
+    path = target_path(b.node.target, b.name)
+    return None if path is None else elements.items(b.value, path, ctx, b.pos, depth)
+
+
+def part(ask, expr: ast.AST, path: tuple, ctx: "Position", pos, depth: int):
+    """`ask` (kind, attached, a proof) of part `path` of `expr`'s value: the value itself, an element of a
+    tuple display, or an element of the tuple a def of the package returns."""
+    if not path:
+        return ask(expr, ctx, pos, depth + 1)
+    if isinstance(expr, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in expr.elts):
+        return part(ask, expr.elts[path[0]], path[1:], ctx, pos, depth + 1) if path[0] < len(expr.elts) else None
+    if isinstance(expr, ast.Call) and len(path) == 1:
+        made = summaries.runs(expr, ctx, pos)
+        return summaries.returned(made, ctx, path[0], ask, depth + 1, any_path=ask is attached)
+    return None
+
+
+def _item_kind(item, ctx: "Position", depth: int) -> Optional[Kind]:
+    """The kind of what one element of an iterable may be (elements.Item): a parameter, a tensor out of the
+    graph, a number, the kind of a value, or a row of a tensor (a tensor of its strength)."""
+    how = item.how
+    if how in (elements.PARAM, elements.DETACHED, elements.NUMBER):
+        return {elements.PARAM: PARAM, elements.DETACHED: TENSOR, elements.NUMBER: SCALAR}[how]
+    if how == elements.VALUE:
+        return part(kind, item.expr, item.path, ctx, item.pos, depth)
+    inner = kind(item.expr, ctx, item.pos, depth + 1)
+    if how == elements.ENTRIES:
+        return TENSOR if inner == STATE_DICT and not item.path else None
+    if inner in TENSORISH:  # the rows of a tensor are tensors
+        return LIKELY_TENSOR if inner == LIKELY_TENSOR else TENSOR
+    return LIKELY_TENSOR if inner == BATCH and not item.path else None
+
+
+def _item_attached(item, ctx: "Position", depth: int) -> bool:
+    how = item.how
+    if how in (elements.PARAM, elements.DETACHED, elements.NUMBER, elements.ENTRIES):
+        return how == elements.PARAM
+    if how == elements.VALUE:
+        return part(attached, item.expr, item.path, ctx, item.pos, depth) is True
+    return attached(item.expr, ctx, item.pos, depth + 1)  # a row of an attached tensor
+
+
+def _sum_kind(arg: ast.AST, ctx: "Position", pos, depth: int) -> Optional[Kind]:
+    """`sum(values)`: a tensor when the values are (a parameter's sum is a tensor), a number when they are."""
+    found = elements.items(arg, (), ctx, pos, depth)
+    got = join(TENSOR if k == PARAM else k for k in (_item_kind(i, ctx, depth) for i in found or ()))
+    return got if got in TENSORISH or got == SCALAR else None
 
 
 def _batch_kind(loop, name: str, ctx: "Position") -> Optional[Kind]:
@@ -251,10 +312,11 @@ def _binding_attached(b, expr: ast.Name, ctx: "Position", pos, depth: int) -> bo
     if b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and b.value is not None:
         return attached(b.value, ctx, b.pos, depth + 1)
     if b.kind == Bind.UNPACK and isinstance(b.value, ast.Call):
-        callee = summaries.callee(b.value, ctx, b.pos)
-        return summaries.returned(callee, ctx, b.index, attached, depth + 1, any_path=True) is True
+        made = summaries.runs(b.value, ctx, b.pos)
+        return summaries.returned(made, ctx, b.index, attached, depth + 1, any_path=True) is True
     if b.kind == Bind.FOR:
-        return _binding_kind(b, expr.id, ctx, depth) == PARAM
+        found = loop_items(b, ctx, depth)
+        return bool(found) and all(_item_attached(i, ctx, depth) for i in found)
     if b.kind == Bind.ARG:
         return summaries.argument(b, ctx, attached, depth + 1) is True or summaries.hook_output(b, ctx)
     return False
@@ -278,10 +340,15 @@ def _call_kind(call: ast.Call, ctx: "Position", pos, depth: int) -> Optional[Kin
         if q in ("collections.OrderedDict", "dict"):
             return CONTAINER
     func = call.func
+    summed = elements.sum_argument(call, ctx)
+    if summed is not None:
+        return _sum_kind(summed, ctx, pos, depth)
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
-        got = summaries.returned(summaries.callee(call, ctx, pos), ctx, None, kind, depth + 1)
+        got = summaries.returned(summaries.runs(call, ctx, pos), ctx, None, kind, depth + 1)
         if got is not None:
             return got
+        if _held_torch_module(func, ctx):
+            return TENSOR  # self.head(x), with self.head = nn.Linear(...)
     if isinstance(func, ast.Attribute):
         method = func.attr
         if method == "state_dict":
@@ -401,6 +468,28 @@ def _free_kind(value: ast.AST, ctx: "Position") -> Optional[Kind]:
     return None
 
 
+def _held_torch_module(func: ast.Attribute, ctx: "Position") -> bool:
+    """`self.head` of `self.head(x)` holds, by every assignment of the class, a torch module whose forward
+    returns one tensor (not a recurrent layer's or an attention's tuple, nor an uncallable container)."""
+    cls = ctx.frame.cls
+    if cls is None or func.value.id != "self" or summaries.method(cls, func.attr) is not None:
+        return False
+    values = [v for v in summaries.self_assignments(cls, ctx).get(func.attr, ())
+              if not (isinstance(v, ast.Constant) and v.value is None)]
+    made = {_module_made(v, ctx) for v in values}
+    return bool(made) and None not in made
+
+
+def _module_made(value: ast.AST, ctx: "Position") -> Optional[str]:
+    """The torch module class `value` constructs, when its forward returns a single tensor."""
+    if not isinstance(value, ast.Call) or any(k.arg == "return_indices" for k in value.keywords):
+        return None
+    q = ctx.facts.qualname(value.func)
+    if not api.is_module_class(q) or TUPLE_MODULES.search(q.rsplit(".", 1)[-1]):
+        return None
+    return q
+
+
 def _submodule_call(func: ast.Attribute, ctx: "Position") -> bool:
     """`self.encoder(x)`: an attribute the class sets (`self.encoder = ...`) and names like a module;
     a method such as `self.get_model()` is not a forward pass."""
@@ -484,7 +573,7 @@ def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
         scope = ctx.frame.scope
         if expr.id in scope.backward_names:
             return True
-        found = reaching(expr.id, ctx, pos)
+        found = bindings(expr, ctx, pos)
         return bool(found) and all(_binding_attached(b, expr, ctx, pos, depth) for b in found)
     if isinstance(expr, ast.Attribute):
         if expr.attr in ("weight", "bias"):
@@ -506,6 +595,9 @@ def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
         callee = summaries.callee(expr, ctx, pos)
         if isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return summaries.returned(callee, ctx, None, attached, depth + 1, any_path=True) is True
+        summed = elements.sum_argument(expr, ctx)
+        if summed is not None:  # a sum keeps the graph of any of its terms
+            return any(_item_attached(i, ctx, depth) for i in elements.items(summed, (), ctx, pos, depth) or ())
         q = ctx.facts.qualname(func)
         if q:
             if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
@@ -555,7 +647,7 @@ def leaf(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
     if made_leaf(expr, ctx):
         return True
     if isinstance(expr, ast.Name):
-        found = reaching(expr.id, ctx, pos)
+        found = bindings(expr, ctx, pos)
         return bool(found) and all(b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and leaf(b.value, ctx, b.pos, depth + 1)
                                    for b in found)
     if isinstance(expr, ast.Call):

@@ -163,6 +163,7 @@ class FileFacts:
         self.no_grad_loops: set[int] = set()  # ids of `for` loops that run under no_grad / inference_mode
         self.classes_with_state_dict: set[str] = set()
         self.discarded: set[int] = set()  # ids of calls that are a whole statement: result unused
+        self.elements: dict[int, Binding] = {}  # id(name read in a comprehension) -> the generator binding it
         self.memo: dict = {}  # evidence answers per (question, expression, position, frame): each once
         self._indexes: dict = {}
         self.nodes: list[tuple[ast.AST, Frame]] = []
@@ -356,6 +357,33 @@ class FileFacts:
                 frame.scope.grad_switches[pos_of(node)] = call.args[0].value is False
         return _plain(node, frame)
 
+    def _comprehension(self, node: ast.AST, frame: Frame) -> list:
+        """A comprehension's variables live in its own scope: each read of one (in a later generator's
+        iterable, a condition, the element) is recorded with the generator binding it, an element of that
+        generator's iterable (`p` of `{n: p.clone() for n, p in model.named_parameters()}`)."""
+        bound: dict[str, Binding] = {}
+        for i, gen in enumerate(node.generators):
+            if i:
+                self._element_reads(gen.iter, bound)
+            for name in _target_names(gen.target):
+                bound[name] = Binding(name, pos_of(node), pos_of(node), Bind.FOR, value=gen.iter, node=gen,
+                                      grad_off=frame.grad_disabled)
+            for cond in gen.ifs:
+                self._element_reads(cond, bound)
+        for part in (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,):
+            self._element_reads(part, bound)
+        return _plain(node, frame)
+
+    def _element_reads(self, expr: ast.AST, bound: dict) -> None:
+        """Record the reads in `expr` of the names `bound` binds (not inside a lambda, which has its own)."""
+        todo = [expr]
+        while todo:
+            node = todo.pop()
+            if isinstance(node, ast.Name) and node.id in bound and isinstance(node.ctx, ast.Load):
+                self.elements[id(node)] = bound[node.id]
+            elif not isinstance(node, ast.Lambda):
+                todo.extend(children(node))
+
     def _call(self, node: ast.Call, frame: Frame) -> list:
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in TRAINING_CALLS:
@@ -468,7 +496,9 @@ VISIT = {ast.Name: FileFacts._name, ast.FunctionDef: FileFacts._function, ast.As
          ast.For: FileFacts._for, ast.AsyncFor: FileFacts._for, ast.While: FileFacts._while,
          ast.With: FileFacts._with, ast.AsyncWith: FileFacts._with, ast.If: FileFacts._if,
          ast.Import: FileFacts._imports, ast.ImportFrom: FileFacts._imports, ast.Delete: FileFacts._delete,
-         ast.ExceptHandler: FileFacts._except, ast.Expr: FileFacts._expr, ast.Call: FileFacts._call}
+         ast.ExceptHandler: FileFacts._except, ast.Expr: FileFacts._expr, ast.Call: FileFacts._call,
+         ast.ListComp: FileFacts._comprehension, ast.SetComp: FileFacts._comprehension,
+         ast.GeneratorExp: FileFacts._comprehension, ast.DictComp: FileFacts._comprehension}
 if MATCH_CASE:
     VISIT[MATCH_CASE] = FileFacts._case
 
@@ -617,6 +647,19 @@ def _target_names(target: ast.AST) -> Iterator[str]:
             yield from _target_names(e)
     elif isinstance(target, ast.Starred):
         yield from _target_names(target.value)
+
+
+def target_path(target: ast.AST, name: str) -> Optional[tuple[int, ...]]:
+    """Where `name` sits in an unpacking target: () for `name` itself, (1,) for `n, name`, (1, 0) for
+    `i, (name, y)`; None when it is not there plainly (a starred or attribute target)."""
+    if isinstance(target, ast.Name):
+        return () if target.id == name else None
+    if isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
+        for i, e in enumerate(target.elts):
+            inner = target_path(e, name)
+            if inner is not None:
+                return (i,) + inner
+    return None
 
 
 def _is_false_const(expr: ast.AST) -> bool:

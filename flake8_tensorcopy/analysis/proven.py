@@ -7,17 +7,19 @@ return a tensor for a tensor, the file's own functions and module-level tensors 
 `tensor` also counts a parameter that some call in the file or the package passes such a value (a
 caller's argument is the evidence: summaries.argument with any_site), `tensor_here` does not. Method
 names alone (`x.clone()`), parameter annotations and `.weight` are not proof. Answers are memoised per
-file, like the other questions of the model. `parameter_loop`, `state_dict_entry` and `backward_root` prove
-a name by what the API gives (`named_parameters()`, a state_dict's values) and what autograd ran on
-(`loss.backward()`): fixes ask them too (rules/edits.proven_tensor).
+file, like the other questions of the model. An element of an iterable is proven by what the API gives
+(`named_parameters()`, a state_dict's values: analysis/elements.py) or by its iterable's proven elements;
+`backward_root` proves a name by what autograd ran on (`loss.backward()`): fixes ask it too
+(rules/edits.proven_tensor).
 """
 from __future__ import annotations
 
 import ast
 
 from . import api, summaries
+from . import elements
 from .evidence import (MAX_DEPTH, PARAM, STATE_DICT, TENSOR, kind, memoised, annotation_kind, numpy_tensor_inputs,
-                       reaching, instance_attribute_kind, self_attribute_kind)
+                       bindings, loop_items, part, reaching, instance_attribute_kind, self_attribute_kind)
 from .facts import Bind, walk
 
 SEQUENCES = (ast.List, ast.Tuple, ast.ListComp)  # literals that `*` repeats
@@ -41,11 +43,15 @@ def _tensor(expr, ctx, pos, depth, callers=True) -> bool:
         return False
     ask = tensor if callers else tensor_here
     if isinstance(expr, ast.Name):  # every binding that may reach `pos` must give a tensor
-        found = reaching(expr.id, ctx, pos)
+        found = bindings(expr, ctx, pos)
         return bool(found) and all(_binding(b, ctx, depth, callers) for b in found)
     if isinstance(expr, ast.Call):
-        if summaries.returned(summaries.callee(expr, ctx, pos), ctx, None, ask, depth + 1):
-            return True  # a function of the file that returns one
+        if summaries.returned(summaries.runs(expr, ctx, pos), ctx, None, ask, depth + 1):
+            return True  # a function of the file (or the forward of a module of the file) that returns one
+        summed = elements.sum_argument(expr, ctx)
+        if summed is not None:  # a sum of proven tensors
+            found = elements.items(summed, (), ctx, pos, depth)
+            return bool(found) and all(_item(i, ctx, depth, ask) for i in found)
         q = ctx.facts.qualname(expr.func)
         inputs = numpy_tensor_inputs(expr, q)
         if inputs:  # numpy.ceil(t) of a tensor is a tensor
@@ -83,8 +89,11 @@ def _binding(b, ctx, depth, callers) -> bool:
         return callers and summaries.argument(b, ctx, ask, depth + 1, any_site=True) is True
     if b.kind == Bind.IMPORT:  # a module-level tensor of a neighbouring module
         return summaries.imported(b, ctx, ask, depth + 1) is True
+    if b.kind == Bind.FOR:  # an element of an iterable whose elements are proven tensors
+        found = loop_items(b, ctx, depth)
+        return bool(found) and all(_item(i, ctx, depth, ask) for i in found)
     if b.kind == Bind.UNPACK and isinstance(b.value, ast.Call):
-        return summaries.returned(summaries.callee(b.value, ctx, b.pos), ctx, b.index, ask, depth + 1) is True
+        return summaries.returned(summaries.runs(b.value, ctx, b.pos), ctx, b.index, ask, depth + 1) is True
     if b.kind not in (Bind.ASSIGN, Bind.ANNASSIGN):
         return False
     if b.annotation is not None and annotation_kind(b.annotation, ctx) in (TENSOR, PARAM):
@@ -92,18 +101,16 @@ def _binding(b, ctx, depth, callers) -> bool:
     return b.value is not None and ask(b.value, ctx, b.pos, depth + 1)  # memoised: `A = A + A` read in a def
 
 
-PARAM_ITERATORS = frozenset({"named_parameters", "named_buffers"})
-
-
-def parameter_loop(name: str, ctx, pos=None) -> bool:
-    """`p` of `for n, p in model.named_parameters()` (or named_buffers()): a Parameter or buffer, by the API."""
-    b = ctx.frame.scope.binding_before(name, pos or ctx.pos)
-    loop = b.node if b is not None and b.kind == Bind.FOR else None
-    if not isinstance(loop, (ast.For, ast.AsyncFor)) or not isinstance(loop.target, ast.Tuple):
-        return False
-    it, elts = loop.iter, loop.target.elts
-    return (len(elts) == 2 and isinstance(elts[1], ast.Name) and elts[1].id == name and isinstance(it, ast.Call)
-            and isinstance(it.func, ast.Attribute) and it.func.attr in PARAM_ITERATORS)
+def _item(item, ctx, depth, ask) -> bool:
+    """An element (elements.Item) is proven a tensor: a parameter or buffer by the API, a proven value, an
+    entry of a state_dict, a row of a proven tensor."""
+    if item.how in (elements.PARAM, elements.DETACHED, elements.NUMBER):
+        return item.how != elements.NUMBER
+    if item.how == elements.VALUE:
+        return part(ask, item.expr, item.path, ctx, item.pos, depth) is True
+    if item.how == elements.ENTRIES:
+        return not item.path and kind(item.expr, ctx, item.pos, depth + 1) == STATE_DICT
+    return ask(item.expr, ctx, item.pos, depth + 1)
 
 
 def backward_root(name: str, ctx, pos=None) -> bool:
@@ -126,21 +133,3 @@ def _backward_calls(facts, body) -> dict[str, list]:
                 and isinstance(n.func.value, ast.Name):
             calls.setdefault(n.func.value.id, []).append((n.lineno, n.col_offset))
     return calls
-
-
-def state_dict_entry(name: str, ctx, pos=None) -> bool:
-    """`v` of `{k: v ... for k, v in sd.items()}` (or `for v in sd.values()`) in a comprehension over a
-    state_dict, which maps names to tensors (parameters and buffers)."""
-    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    for node in ctx.facts.enclosing(root, pos or ctx.pos):
-        if not isinstance(node, (ast.DictComp, ast.ListComp, ast.SetComp, ast.GeneratorExp)):
-            continue
-        for gen in node.generators:
-            it, target = gen.iter, gen.target
-            if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and not it.args):
-                continue
-            bound = target.elts[1] if it.func.attr == "items" and isinstance(target, ast.Tuple) \
-                and len(target.elts) == 2 else target if it.func.attr == "values" else None
-            if isinstance(bound, ast.Name) and bound.id == name:
-                return kind(it.func.value, ctx, pos) == STATE_DICT
-    return False

@@ -23,6 +23,7 @@ DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 UNKNOWN = object()  # a return or call site with no answer
 ELSEWHERE = object()  # a call site of a method of the same name on an object of another (or unknown) class
+UNSEEN = ast.Name(id="<unseen element>", ctx=ast.Load())  # a value self_assignments cannot see (unknown)
 WORD = re.compile(r"\w+")
 WORD_SEARCHES = 32  # names searched for one by one in a file; past that, an index of all its words pays
 
@@ -51,6 +52,26 @@ def callee(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
     if isinstance(func, ast.Attribute):  # meter.update(loss), self.meter.update(loss), stats.__setitem__(k, v)
         return instance_method(func, ctx, pos)
     return None
+
+
+def runs(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
+    """The def `call` runs: its callee, or, for a call of an instance of a package class (`model(x)` with
+    `model = TwoHead()`, `self.net(x)`), that class's `__call__`, else its `forward` (nn.Module's `__call__`
+    runs it)."""
+    found = callee(call, ctx, pos)
+    if found is not None:
+        return found
+    func = call.func
+    if isinstance(func, ast.Name):
+        cls = instance_class(func, ctx, pos)
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" \
+            and ctx.frame.cls is not None and method(ctx.frame.cls, func.attr) is None:
+        cls = attribute_class(func.attr, ctx, pos)
+    else:
+        return None
+    if not isinstance(cls, ast.ClassDef):
+        return None
+    return method(cls, "__call__") or method(cls, "forward")
 
 
 def instance_method(func: ast.Attribute, ctx, pos) -> Optional[ast.AST]:
@@ -119,14 +140,28 @@ def self_assignments(cls: ast.ClassDef, ctx) -> dict[str, list]:
         found: dict[str, list] = {}
         for n in walk(cls):
             if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
-                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                for t, value in _element_pairs(n):
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                        found.setdefault(t.attr, []).append(n.value)
+                        found.setdefault(t.attr, []).append(value)
             elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer"
                   and len(n.args) >= 2 and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)):
                 found.setdefault(n.args[0].value, []).append(n.args[1])
         ctx.facts.memo[key] = found
     return ctx.facts.memo[key]
+
+
+def _element_pairs(stmt) -> list:
+    """(target, value) of an assignment, element by element for `self.a, self.b = x, y`; a tuple target whose
+    values are not seen one by one gives an unknown value (None) to each element, none is left out."""
+    found = []
+    for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+        value = stmt.value
+        if isinstance(target, (ast.Tuple, ast.List)):
+            same = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+            found += [(t, value.elts[i] if same else UNSEEN) for i, t in enumerate(target.elts)]
+        else:
+            found.append((target, value))
+    return found
 
 
 def method_names(facts) -> frozenset:
@@ -270,8 +305,9 @@ def _answer(value, inner, index, ask, depth, any_path):
         return ask(value, inner, inner.pos, depth)
     if isinstance(value, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in value.elts):
         return ask(value.elts[index], inner, inner.pos, depth) if index < len(value.elts) else UNKNOWN
-    if isinstance(value, ast.Call) and callee(value, inner, inner.pos) is not None:
-        return returned(callee(value, inner, inner.pos), inner, index, ask, depth + 1, any_path)
+    made = runs(value, inner, inner.pos) if isinstance(value, ast.Call) else None
+    if made is not None:
+        return returned(made, inner, index, ask, depth + 1, any_path)
     return UNKNOWN
 
 

@@ -41,8 +41,7 @@ def proven_tensor(expr: ast.AST, ctx, depth: int = 0) -> bool:
     if depth > MAX_DEPTH:
         return False
     pos = (expr.lineno, expr.col_offset)
-    if isinstance(expr, ast.Name) and (proven.parameter_loop(expr.id, ctx, pos) or proven.state_dict_entry(
-            expr.id, ctx, pos) or proven.backward_root(expr.id, ctx, pos)):
+    if isinstance(expr, ast.Name) and proven.backward_root(expr.id, ctx, pos):
         return True
     op = api.method(expr.func.attr) if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) else None
     if op is not None and op.gives_tensor and not expr.args and proven_tensor(expr.func.value, ctx, depth + 1):

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.evidence import LIKELY_TENSOR, TENSOR
+from ..analysis.evidence import TENSORISH
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import as_receiver, detached_clone, tensor_replace
 
@@ -55,7 +55,7 @@ def check(node: ast.Call, ctx):
     if ctx.qualname(node.func) != "copy.copy" or len(node.args) != 1 or node.keywords:
         return
     arg = node.args[0]
-    if isinstance(arg, ast.Starred) or ctx.kind(arg) not in (TENSOR, LIKELY_TENSOR):
+    if isinstance(arg, ast.Starred) or ctx.kind(arg) not in TENSORISH:
         return
     text = as_receiver(ctx.text(arg), arg)
     fix = tensor_replace(ctx, [arg], node, detached_clone(ctx.text(arg), arg), FixSafety.UNSAFE)

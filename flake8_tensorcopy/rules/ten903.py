@@ -55,7 +55,6 @@ import dataclasses
 
 from .context import Context
 from ..analysis.evidence import SURE_TENSOR
-from ..analysis import proven
 from .model import Edit, FixAvailability, FixForm, FixSafety, Rule
 from .edits import as_receiver, tensor_fix
 
@@ -82,9 +81,8 @@ def _is_tensor(expr, ctx) -> bool:
     # isinstance guards are not trusted here: `x.data` is how non-tensor wrappers (`Vector3 | Tensor`,
     # TensorDict-likes) are unwrapped in the branch where x is *not* a tensor.
     unguarded = Context(ctx.facts, dataclasses.replace(ctx.frame, guards=frozenset()), ctx.node, ctx.spec)
-    if unguarded.kind(expr) in SURE_TENSOR:  # `.clone()` alone is not enough: Boxes-like wrappers have it
-        return True
-    return isinstance(expr, ast.Name) and proven.parameter_loop(expr.id, ctx)  # for name, p in m.named_parameters()
+    # `.clone()` alone is not enough: Boxes-like wrappers have it; `p` of `m.named_parameters()` is a parameter
+    return unguarded.kind(expr) in SURE_TENSOR
 
 
 RULE = Rule(

@@ -65,10 +65,13 @@ def check(node, ctx):
             continue
         site = alias.site  # None for an element of a tuple a helper returned: nothing to copy there
         fix = tensor_replace(ctx, [site], site, as_receiver(ctx.text(site), site) + ".clone()", FixSafety.UNSAFE) \
-            if site is not None and not _updates_source(node, alias.source) \
+            if site is not None and not _updates_source(write.reported_at(node), alias.source) \
             and not only_shown(alias.source, node, ctx, write.name) else None
-        yield ctx.finding(node, fix, alias=write.name, source=ctx.text(alias.source),
-                          where=ON_CPU if alias.moved else "")
+        where = ON_CPU if alias.moved else ""
+        if write.callee is not None:
+            where += f" ({write.callee.fn.name}() writes it in place; the call is on line {write.callee.call.lineno})"
+        yield ctx.finding(write.reported_at(node), fix, alias=write.name, source=ctx.text(alias.source),
+                          where=where)
 
 
 def _updates_source(write: ast.AST, source: ast.AST) -> bool:

@@ -66,7 +66,7 @@ import ast
 
 from ..analysis import backward
 from ..analysis.aliasing import DATA, DIRECT, KEPT, NAME as BY_NAME, alias_writes, still_used
-from ..analysis.evidence import SURE_TENSOR, is_param_like, made_leaf
+from ..analysis.evidence import SURE_TENSOR, is_param_like, made_leaf, passed_non_leaf
 from ..analysis.facts import Bind, children, dotted, end_of, walk
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import tensor_replace
@@ -95,7 +95,7 @@ def check(node, ctx):
 
 def _direct(node, write, ctx):
     source, site = write.alias.source, write.alias.site
-    if not _graph_tracked(source, ctx):
+    if not _graph_tracked(source, ctx, passed=True):
         return
     if not (backward.after_in_function(ctx, end_of(node)) or backward.after_return(ctx)):
         return
@@ -109,8 +109,16 @@ def _through_name(node, write, ctx):
         return
     text = ctx.text(source)
     fix = tensor_replace(ctx, [source], write.alias.step(DATA).node, f"{text}.detach().clone()", FixSafety.UNSAFE)
-    yield ctx.finding(node, fix, via=f"'{write.name}' (bound to {text}.data)", source=text,
+    yield ctx.finding(write.reported_at(node), fix, via=_via(write, text), source=text,
                       effect=GRAD_WRONG, advice=COPY_ADVICE.format(source=text))
+
+
+def _via(write, text: str) -> str:
+    """How a write through a name reaches the source: `'d' (bound to y.data)`, and the def that writes it."""
+    via = f"'{write.name}' (bound to {text}.data)"
+    if write.callee is None:
+        return via
+    return f"{via}, written by {write.callee.fn.name}() (called on line {write.callee.call.lineno}),"
 
 
 def _kept_result(node: ast.Assign, write, ctx):
@@ -147,14 +155,17 @@ def _only_refilled(source, ctx) -> bool:
     return bool(reads) and all(refilled(n) for n in reads)
 
 
-def _graph_tracked(source: ast.AST, ctx) -> bool:
-    """A named non-leaf of the autograd graph: computed from tensors that require grad. Parameters,
-    gradients and leaves created with requires_grad=True are updated on purpose and do not count."""
+def _graph_tracked(source: ast.AST, ctx, passed: bool = False) -> bool:
+    """A named non-leaf of the autograd graph: computed from tensors that require grad; with `passed`, also
+    a parameter that a caller passes one (`rescale(model(x))`). Parameters, gradients and leaves created
+    with requires_grad=True are updated on purpose and do not count."""
     if not isinstance(source, ast.Name) or is_param_like(source, ctx):
         return False
+    origin = ctx.frame.scope.origin(source.id, ctx.pos)
+    if passed and origin is not None and origin.kind == Bind.ARG:
+        return passed_non_leaf(origin, ctx)
     if not ctx.attached(source):
         return False
-    origin = ctx.frame.scope.origin(source.id, ctx.pos)
     return origin is not None and origin.kind == Bind.ASSIGN and not made_leaf(origin.value, ctx)
 
 

@@ -88,7 +88,7 @@ def _holds_argument(frame, name: str, pos) -> bool:
 
 def _own_nodes(fn) -> Iterator[tuple[ast.AST, ast.AST]]:
     """(statement of `fn`'s own body, node in it) for every node outside nested defs, classes and lambdas."""
-    stack = [(s, s) for s in reversed(fn.body)]
+    stack = [(s, s) for s in reversed(fn.body) if not isinstance(s, summaries.SCOPES)]
     while stack:
         stmt, node = stack.pop()
         yield stmt, node

@@ -3,7 +3,10 @@
 ## What it does
 Flags an in-place write (`z[i] = v`, `z += v`, `z.add_(...)` or any `*_` method, `out=z`) into a
 name bound to `y.detach()` (or to a view or a CPU move of it: `y.detach().view(-1)`,
-`y.detach().cpu()`), or `w = y.detach().add_(...)`, when `y` is used after the write.
+`y.detach().cpu()`), or `w = y.detach().add_(...)`, when `y` is used after the write; also the alias
+passed to a def of the package that writes that parameter in place (`center(y.detach())` with
+`def center(m): m -= m.mean()`), reported at the def's write (at the call, for a def of another module),
+when the caller uses `y` after the call.
 
 ## Why is this bad?
 `detach()` returns an alias, not a copy: the result shares `y`'s storage *and* its version counter.

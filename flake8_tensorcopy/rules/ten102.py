@@ -8,7 +8,10 @@ Flags three shapes of in-place write through `.data`:
   require grad (a non-leaf of the graph) and `y` is used after the write;
 - `y.data[...] = v` or `y.data.clamp_(...)` on such a `y`, followed by a `.backward()` in the same
   function, or after it returns: in a caller of the file that backpropagates after the call, or, for the
-  `forward` of a `torch.nn` module class, anywhere in a file that backpropagates;
+  `forward` of a `torch.nn` module class, anywhere in a file that backpropagates; `y` may be a parameter
+  of the function when a caller passes it such a tensor (`rescale(model(x))`) and backpropagates after;
+- `d = y.data` passed to a def of the package that writes that parameter in place (`scale(d)`), reported
+  at the def's write;
 - `noise = x.data.normal_()` (an in-place method on `x.data` whose result is kept under another
   name) while `x`, a tensor, is used after it: `x` is overwritten, not copied.
 
@@ -50,11 +53,12 @@ Unsafe: the fix replaces `y.data` by `y.detach().clone()` where the write goes i
 change. A direct write (`y.data[...] = v`) has no automatic fix: write out of place instead.
 
 ## Known problems
-A direct write is only flagged when a `.backward()` follows in the same function; writes whose
-backward runs elsewhere are missed. Graph attachment is judged from the file (module calls, losses,
-`requires_grad=True`), so tensors that arrive as arguments are not tracked. Both limits are on
-purpose: on real library code, every direct `.data` write they exclude was intended (init helpers
-such as `uniform(size, value)`, NaN guards on a forward value).
+A direct write is only flagged when a `.backward()` follows in the same function or in a caller after
+the call; writes whose backward runs elsewhere are missed. Graph attachment is judged from the package's
+code (module calls, losses, `requires_grad=True`, what its callers pass), so a tensor that arrives from
+code the package does not show (a parameter of a function nobody in the package calls) is not tracked:
+on real library code, such direct `.data` writes were intended (init helpers such as
+`uniform(size, value)`, NaN guards on a forward value).
 
 ## References
 - torch-facts Q2: `.data` shares storage, not the version counter (silently wrong gradient)

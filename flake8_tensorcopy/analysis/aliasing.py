@@ -179,19 +179,23 @@ def _writes(node, ctx) -> Iterator[Write]:
 def _callee_writes(call: ast.Call, ctx) -> Iterator[Write]:
     """The writes a def of the package makes into the aliases `call` passes it: a name bound to an alias
     (`m = feats.detach(); center(m)`) or an alias made in the argument (`center(feats.detach())`). A def
-    named for updating parameters (`soft_update(target, source)`) writes its argument on purpose."""
+    named for updating parameters (`soft_update(target, source)`) writes its argument on purpose. The
+    callee is looked up only for a call that passes an alias."""
+    passed = {id(arg): alias for arg in call.args + [k.value for k in call.keywords]
+              if (alias := _passed_alias(arg, ctx)) is not None}
+    if not passed:
+        return
     for w in param_writes.call_writes(call, ctx):
-        if names.PARAM_UPDATE_FUNC(w.fn.name):
-            continue
-        arg = w.argument
-        if isinstance(arg, ast.Name):
-            alias = _bound_alias(_binding(arg.id, ctx), ctx)
-            if alias is not None and not _own_name(alias, arg.id):
-                yield Write(NAME, arg.id, alias, w)
-            continue
-        alias = alias_of(arg, ctx)
-        if alias is not None:
-            yield Write(NAME, w.param, alias, w)
+        alias = passed.get(id(w.argument))
+        if alias is not None and not names.PARAM_UPDATE_FUNC(w.fn.name):
+            yield Write(NAME, w.argument.id if isinstance(w.argument, ast.Name) else w.param, alias, w)
+
+
+def _passed_alias(arg: ast.AST, ctx) -> Optional[Alias]:
+    if isinstance(arg, ast.Name):
+        alias = _bound_alias(_binding(arg.id, ctx), ctx)
+        return None if alias is None or _own_name(alias, arg.id) else alias
+    return alias_of(arg, ctx) if isinstance(arg, (ast.Attribute, ast.Subscript, ast.Call)) else None
 
 
 def _targets(node, ctx) -> Iterator[tuple[ast.AST, Optional[str]]]:

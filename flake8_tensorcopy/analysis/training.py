@@ -92,7 +92,7 @@ def _package_def_trains(call: ast.Call, module: str, facts, frame, depth: int) -
     """`call` runs a def of the package (the file or a neighbouring module) that is passed the module for
     a parameter and trains that parameter: a training call of its own body (a backward, an optimizer
     step, a framework's fit) or of a def it passes the parameter on to."""
-    if depth >= MAX_DEPTH:
+    if depth >= MAX_DEPTH or not any(_is_name(a, module) for a in call.args + [k.value for k in call.keywords]):
         return False
     fn = summaries.callee(call, Position(facts, frame, pos_of(call)), pos_of(call))
     if not isinstance(fn, summaries.DEFS):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, NamedTuple, Optional
 
-from . import api, backward, evidence, names, summaries
+from . import api, backward, evidence, names, param_writes, summaries
 from .evidence import CONTAINER, MODULE, NDARRAY, SURE_TENSOR, TENSORISH
 from .facts import Bind, Binding, dotted, end_of, pos_of
 from .inplace import is_inplace_method, written
@@ -129,10 +129,19 @@ class Alias(NamedTuple):
 
 
 class Write(NamedTuple):
-    """An in-place write that reaches `alias.source` through `alias`."""
+    """An in-place write that reaches `alias.source` through `alias`; `callee` when a def the node calls
+    makes it, into the argument it is passed (`center(feats.detach())`, `center(m)`)."""
     how: str  # NAME, KEPT or DIRECT
-    name: Optional[str]  # the alias's name (NAME, KEPT)
+    name: Optional[str]  # the alias's name (NAME, KEPT): the caller's name, or the callee's parameter
     alias: Alias
+    callee: Optional[param_writes.ParamWrite] = None
+
+    def reported_at(self, node: ast.AST) -> ast.AST:
+        """Where the write is: `node`, or the callee's statement that writes (the call, for a def of
+        another module)."""
+        if self.callee is None:
+            return node
+        return self.callee.stmt if self.callee.here else self.callee.call
 
 
 def alias_writes(node: ast.AST, ctx) -> list[Write]:
@@ -162,6 +171,31 @@ def _writes(node, ctx) -> Iterator[Write]:
             alias = alias_of(target, ctx)
             if alias is not None and side in (None, alias.side):
                 yield Write(DIRECT, None, alias)
+    call = node.value if isinstance(node, (ast.Expr, ast.Assign)) else node
+    if isinstance(call, ast.Call):
+        yield from _callee_writes(call, ctx)
+
+
+def _callee_writes(call: ast.Call, ctx) -> Iterator[Write]:
+    """The writes a def of the package makes into the aliases `call` passes it: a name bound to an alias
+    (`m = feats.detach(); center(m)`) or an alias made in the argument (`center(feats.detach())`). A def
+    named for updating parameters (`soft_update(target, source)`) writes its argument on purpose. The
+    callee is looked up only for a call that passes an alias."""
+    passed = {id(arg): alias for arg in call.args + [k.value for k in call.keywords]
+              if (alias := _passed_alias(arg, ctx)) is not None}
+    if not passed:
+        return
+    for w in param_writes.call_writes(call, ctx):
+        alias = passed.get(id(w.argument))
+        if alias is not None and not names.PARAM_UPDATE_FUNC(w.fn.name):
+            yield Write(NAME, w.argument.id if isinstance(w.argument, ast.Name) else w.param, alias, w)
+
+
+def _passed_alias(arg: ast.AST, ctx) -> Optional[Alias]:
+    if isinstance(arg, ast.Name):
+        alias = _bound_alias(_binding(arg.id, ctx), ctx)
+        return None if alias is None or _own_name(alias, arg.id) else alias
+    return alias_of(arg, ctx) if isinstance(arg, (ast.Attribute, ast.Subscript, ast.Call)) else None
 
 
 def _targets(node, ctx) -> Iterator[tuple[ast.AST, Optional[str]]]:

@@ -663,6 +663,16 @@ def non_leaf(expr: ast.AST, ctx: "Position", pos=None) -> bool:
     return attached(expr, ctx, pos) and not leaf(expr, ctx, pos)
 
 
+def passed_non_leaf(b, ctx: "Position") -> bool:
+    """Some caller (in the file or the package) passes parameter `b` a graph tensor made by an op: a
+    model's output, `w * 2` of a tensor that requires grad (not a leaf, not a parameter)."""
+    return b.kind == Bind.ARG and summaries.argument(b, ctx, _non_leaf, 0, any_site=True) is True
+
+
+def _non_leaf(expr: ast.AST, ctx: "Position", pos, depth: int) -> bool:
+    return attached(expr, ctx, pos, depth) and not leaf(expr, ctx, pos, depth) and not is_param_like(expr, ctx)
+
+
 def is_module_class(cls: ast.ClassDef, ctx: "Position") -> bool:
     """`cls` derives from a `torch.nn` class, or from a base whose name ends like a model's."""
     for base in cls.bases:

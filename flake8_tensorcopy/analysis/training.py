@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import ast
 
-from . import names, project, summaries
+from . import frameworks, names, project, summaries
 from .facts import Bind, base_name, dotted, pos_of, walk
 from .losses import GRAD_CALLS
+from .position import Position
+
+MAX_DEPTH = 3  # package defs followed from a call that passes them the module
 
 TRAINER_RUNS = frozenset({"run", "fit", "train", "learn"})
 MODE_SWITCH = frozenset({"train", "eval"})
@@ -23,19 +26,24 @@ def training_calls(ctx, module) -> list:
 def _trainings(facts, root, module) -> list:
     body = root.body if isinstance(root.body, list) else [root.body]
     frame = facts.function_frame(root) if root is not facts.tree else None
-    scope = frame.scope if frame is not None else facts.module_scope
+    frame = frame or facts.module_frame
     return sorted(pos_of(n) for stmt in body for n in walk(stmt)
-                  if isinstance(n, ast.Call) and is_training_call(n, module, facts, scope))
+                  if isinstance(n, ast.Call) and is_training_call(n, module, facts, frame.scope, frame))
 
 
-def is_training_call(call: ast.Call, module, facts, scope) -> bool:
-    """`loss.backward()`, `optimizer.step()`; a call named for training (`fit`, `train_epoch`) that
-    involves the module (its receiver or an argument, or a function of the file that reads it); a
-    trainer's or engine's `run` / `fit` / `train` (`trainer.run(loader)`)."""
+def is_training_call(call: ast.Call, module, facts, scope, frame=None, depth: int = 0) -> bool:
+    """`loss.backward()`, `optimizer.step()`; a framework's training entry point given the module
+    (analysis/frameworks.py: `trainer.fit(model)`, `Trainer(model=model).train()`); a def of the package
+    passed the module whose body trains it (`run_epoch(model, loader)`, with `frame`); a call named for
+    training (`fit`, `train_epoch`) that involves the module (its receiver or an argument, or a function of
+    the file that reads it); a trainer's or engine's `run` / `fit` / `train` (`trainer.run(loader)`)."""
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
     if not name:
         return False
+    if module is not None and (frameworks.trains_argument(call, module)
+                               or _framework_built(func, module, call, scope, facts)):
+        return True
     mode_switch = not call.keywords and (not call.args or (
         len(call.args) == 1 and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, bool)))
     if (isinstance(func, ast.Attribute) and name in TRAINER_RUNS and _built_with(func.value, module, call, scope)
@@ -46,6 +54,8 @@ def is_training_call(call: ast.Call, module, facts, scope) -> bool:
     if name in ("backward", "step"):
         return not (name == "step" and isinstance(func, ast.Attribute) and names.OTHER_OBJECT(dotted(func.value)))
     if isinstance(func, ast.Attribute) and names.TRAINER(base_name(func.value)) and name in TRAINER_RUNS:
+        return True
+    if frame is not None and module is not None and _package_def_trains(call, module, facts, frame, depth):
         return True
     if not names.TRAINING_FUNC(name):
         return False
@@ -63,6 +73,51 @@ def _built_with(recv, module, call, scope) -> bool:
     made = b.value if b is not None and b.kind == Bind.ASSIGN else None
     return isinstance(made, ast.Call) and any(isinstance(a, ast.Name) and a.id == module
                                               for a in made.args + [k.value for k in made.keywords])
+
+
+def _framework_built(func, module: str, call: ast.Call, scope, facts) -> bool:
+    """`trainer.train()` on `trainer = Trainer(model=module, ...)` (bound before the call), or
+    `Trainer(model=module).train()`: a framework object built with the module, running the method that
+    trains it."""
+    if not isinstance(func, ast.Attribute):
+        return False
+    made = func.value
+    if isinstance(made, ast.Name):
+        b = scope.binding_before(made.id, pos_of(call))
+        made = b.value if b is not None and b.kind == Bind.ASSIGN else None
+    return frameworks.built_trainer_method(made, module, facts.qualname) == func.attr
+
+
+def _package_def_trains(call: ast.Call, module: str, facts, frame, depth: int) -> bool:
+    """`call` runs a def of the package (the file or a neighbouring module) that is passed the module for
+    a parameter and trains that parameter: a training call of its own body (a backward, an optimizer
+    step, a framework's fit) or of a def it passes the parameter on to."""
+    if depth >= MAX_DEPTH or not any(_is_name(a, module) for a in call.args + [k.value for k in call.keywords]):
+        return False
+    fn = summaries.callee(call, Position(facts, frame, pos_of(call)), pos_of(call))
+    if not isinstance(fn, summaries.DEFS):
+        return False
+    params = [p.arg for p in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+    given = [p for p in params if _is_name(summaries.passed(fn, p, call), module)]
+    return any(trains_parameter(fn, p, facts, frame, depth + 1) for p in given)
+
+
+def trains_parameter(fn, param: str, facts, frame, depth: int = 0) -> bool:
+    """Def `fn` (of the file of `facts`, or of a neighbouring module) trains what its caller passes for
+    `param`: a call of its own body trains it (is_training_call, with the parameter as the module)."""
+    home = project.home(fn) or facts
+    key = ("trains-parameter", id(fn), param)
+    if key not in home.memo:
+        home.memo[key] = False  # recursion trains nothing
+        inner = home.function_frame(fn)
+        home.memo[key] = inner is not None and any(
+            isinstance(n, ast.Call) and is_training_call(n, param, home, inner.scope, inner, depth)
+            for stmt in fn.body for n in walk(stmt))
+    return home.memo[key]
+
+
+def _is_name(expr, name: str) -> bool:
+    return isinstance(expr, ast.Name) and expr.id == name
 
 
 def _reads_global(function: str, name: str, facts) -> bool:

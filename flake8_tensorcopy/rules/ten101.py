@@ -3,7 +3,10 @@
 ## What it does
 Flags an in-place write (`z[i] = v`, `z += v`, `z.add_(...)` or any `*_` method, `out=z`) into a
 name bound to `y.detach()` (or to a view or a CPU move of it: `y.detach().view(-1)`,
-`y.detach().cpu()`), or `w = y.detach().add_(...)`, when `y` is used after the write.
+`y.detach().cpu()`), or `w = y.detach().add_(...)`, when `y` is used after the write; also the alias
+passed to a def of the package that writes that parameter in place (`center(y.detach())` with
+`def center(m): m -= m.mean()`), reported at the def's write (at the call, for a def of another module),
+when the caller uses `y` after the call.
 
 ## Why is this bad?
 `detach()` returns an alias, not a copy: the result shares `y`'s storage *and* its version counter.
@@ -65,10 +68,13 @@ def check(node, ctx):
             continue
         site = alias.site  # None for an element of a tuple a helper returned: nothing to copy there
         fix = tensor_replace(ctx, [site], site, as_receiver(ctx.text(site), site) + ".clone()", FixSafety.UNSAFE) \
-            if site is not None and not _updates_source(node, alias.source) \
+            if site is not None and not _updates_source(write.reported_at(node), alias.source) \
             and not only_shown(alias.source, node, ctx, write.name) else None
-        yield ctx.finding(node, fix, alias=write.name, source=ctx.text(alias.source),
-                          where=ON_CPU if alias.moved else "")
+        where = ON_CPU if alias.moved else ""
+        if write.callee is not None:
+            where += f" ({write.callee.fn.name}() writes it in place; the call is on line {write.callee.call.lineno})"
+        yield ctx.finding(write.reported_at(node), fix, alias=write.name, source=ctx.text(alias.source),
+                          where=where)
 
 
 def _updates_source(write: ast.AST, source: ast.AST) -> bool:

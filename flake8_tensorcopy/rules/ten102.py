@@ -8,7 +8,10 @@ Flags three shapes of in-place write through `.data`:
   require grad (a non-leaf of the graph) and `y` is used after the write;
 - `y.data[...] = v` or `y.data.clamp_(...)` on such a `y`, followed by a `.backward()` in the same
   function, or after it returns: in a caller of the file that backpropagates after the call, or, for the
-  `forward` of a `torch.nn` module class, anywhere in a file that backpropagates;
+  `forward` of a `torch.nn` module class, anywhere in a file that backpropagates; `y` may be a parameter
+  of the function when a caller passes it such a tensor (`rescale(model(x))`) and backpropagates after;
+- `d = y.data` passed to a def of the package that writes that parameter in place (`scale(d)`), reported
+  at the def's write;
 - `noise = x.data.normal_()` (an in-place method on `x.data` whose result is kept under another
   name) while `x`, a tensor, is used after it: `x` is overwritten, not copied.
 
@@ -50,11 +53,12 @@ Unsafe: the fix replaces `y.data` by `y.detach().clone()` where the write goes i
 change. A direct write (`y.data[...] = v`) has no automatic fix: write out of place instead.
 
 ## Known problems
-A direct write is only flagged when a `.backward()` follows in the same function; writes whose
-backward runs elsewhere are missed. Graph attachment is judged from the file (module calls, losses,
-`requires_grad=True`), so tensors that arrive as arguments are not tracked. Both limits are on
-purpose: on real library code, every direct `.data` write they exclude was intended (init helpers
-such as `uniform(size, value)`, NaN guards on a forward value).
+A direct write is only flagged when a `.backward()` follows in the same function or in a caller after
+the call; writes whose backward runs elsewhere are missed. Graph attachment is judged from the package's
+code (module calls, losses, `requires_grad=True`, what its callers pass), so a tensor that arrives from
+code the package does not show (a parameter of a function nobody in the package calls) is not tracked:
+on real library code, such direct `.data` writes were intended (init helpers such as
+`uniform(size, value)`, NaN guards on a forward value).
 
 ## References
 - torch-facts Q2: `.data` shares storage, not the version counter (silently wrong gradient)
@@ -66,7 +70,7 @@ import ast
 
 from ..analysis import backward
 from ..analysis.aliasing import DATA, DIRECT, KEPT, NAME as BY_NAME, alias_writes, still_used
-from ..analysis.evidence import SURE_TENSOR, is_param_like, made_leaf
+from ..analysis.evidence import SURE_TENSOR, is_param_like, made_leaf, passed_non_leaf
 from ..analysis.facts import Bind, children, dotted, end_of, walk
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import tensor_replace
@@ -95,7 +99,7 @@ def check(node, ctx):
 
 def _direct(node, write, ctx):
     source, site = write.alias.source, write.alias.site
-    if not _graph_tracked(source, ctx):
+    if not _graph_tracked(source, ctx, passed=True):
         return
     if not (backward.after_in_function(ctx, end_of(node)) or backward.after_return(ctx)):
         return
@@ -109,8 +113,16 @@ def _through_name(node, write, ctx):
         return
     text = ctx.text(source)
     fix = tensor_replace(ctx, [source], write.alias.step(DATA).node, f"{text}.detach().clone()", FixSafety.UNSAFE)
-    yield ctx.finding(node, fix, via=f"'{write.name}' (bound to {text}.data)", source=text,
+    yield ctx.finding(write.reported_at(node), fix, via=_via(write, text), source=text,
                       effect=GRAD_WRONG, advice=COPY_ADVICE.format(source=text))
+
+
+def _via(write, text: str) -> str:
+    """How a write through a name reaches the source: `'d' (bound to y.data)`, and the def that writes it."""
+    via = f"'{write.name}' (bound to {text}.data)"
+    if write.callee is None:
+        return via
+    return f"{via}, written by {write.callee.fn.name}() (called on line {write.callee.call.lineno}),"
 
 
 def _kept_result(node: ast.Assign, write, ctx):
@@ -147,14 +159,17 @@ def _only_refilled(source, ctx) -> bool:
     return bool(reads) and all(refilled(n) for n in reads)
 
 
-def _graph_tracked(source: ast.AST, ctx) -> bool:
-    """A named non-leaf of the autograd graph: computed from tensors that require grad. Parameters,
-    gradients and leaves created with requires_grad=True are updated on purpose and do not count."""
+def _graph_tracked(source: ast.AST, ctx, passed: bool = False) -> bool:
+    """A named non-leaf of the autograd graph: computed from tensors that require grad; with `passed`, also
+    a parameter that a caller passes one (`rescale(model(x))`). Parameters, gradients and leaves created
+    with requires_grad=True are updated on purpose and do not count."""
     if not isinstance(source, ast.Name) or is_param_like(source, ctx):
         return False
+    origin = ctx.frame.scope.origin(source.id, ctx.pos)
+    if passed and origin is not None and origin.kind == Bind.ARG:
+        return passed_non_leaf(origin, ctx)
     if not ctx.attached(source):
         return False
-    origin = ctx.frame.scope.origin(source.id, ctx.pos)
     return origin is not None and origin.kind == Bind.ASSIGN and not made_leaf(origin.value, ctx)
 
 

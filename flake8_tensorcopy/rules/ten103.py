@@ -110,7 +110,10 @@ def check(node, ctx):
             if _one_site(write, ctx) and not only_shown(source, node, ctx, write.name) else None
         where = ON_CPU if alias.side == "ndarray" else STAYS_ON_CPU if alias.moved else ""
         at = "before the in-place call" if write.how == KEPT else f"at '{write.name} = ...'"
-        yield ctx.finding(node, fix, alias=write.name, source=ctx.text(source), how=alias.how(), where=where,
+        if write.callee is not None:
+            where += f" ({write.callee.fn.name}() writes it in place; the call is on line {write.callee.call.lineno})"
+            at = "in the call" if write.alias.site is write.callee.argument else at
+        yield ctx.finding(write.reported_at(node), fix, alias=write.name, source=ctx.text(source), how=alias.how(), where=where,
                           copy=f".{copy}() {at}")
 
 
@@ -120,6 +123,8 @@ def _one_site(write, ctx) -> bool:
     (`x = cast(a)` then `if flip: x = x.permute(...)`: a copy in the branch leaves the other path)."""
     if write.alias.site is None:
         return False
+    if write.callee is not None and write.alias.site is write.callee.argument:
+        return True  # `normalize(t.numpy())`: the alias is made in the argument itself
     return write.how == KEPT or len(ctx.frame.scope.reaching(write.name, ctx.pos)) == 1
 
 

@@ -7,7 +7,9 @@ Flags `snapshot = model.state_dict()`, and the shallow "copies" `dict(...)`, `Or
 module and is then read: reloaded with `load_state_dict`, compared, returned or saved. A later update is a training call
 (`.backward()`, `.step()`, a `fit`/`train...` call that involves the module, a trainer's or engine's
 `run`/`fit`/`train`, or that of an object built with the module: `sbs = StepByStep(model, ...)`,
-`sbs.train(n)`) between the snapshot and the read, a training
+`sbs.train(n)`; a framework's training entry point given the module: `trainer.fit(model)`,
+`tuner.lr_find(model)`, `Trainer(model=model).train()`; a def of the package passed the module whose
+body trains it: `run_epoch(model, loader)`) between the snapshot and the read, a training
 loop that takes the snapshot in some iterations (under an `if`) and reads it after the loop (the
 "best weights" pattern; also when a method of the file takes it under an `if`, a training loop calls that
 method once per step on one object, `stopper.step(score, model)`, and reads `stopper.best` after the loop),
@@ -52,8 +54,10 @@ comprehension's values get `.clone()`; this doubles the memory the snapshot hold
 on the snapshot tracking the live model changes behaviour.
 
 ## Known problems
-Updates made by a function that receives the model (`run_epoch(model)`) are only seen when its name
-says it trains (`train`, `fit`, `learn`, `optimize`). A snapshot stored on an attribute
+Updates made by a function that receives the model (`run_epoch(model)`) are seen when the package
+holds its def and that def trains what it receives, or when its name says it trains (`train`, `fit`,
+`learn`, `optimize`); a function of another library is only known by the framework APIs the analysis
+declares (analysis/frameworks.py). A snapshot stored on an attribute
 (`self.best = ...`) is reported when it is taken inside a training loop and read anywhere, or read later
 in the same function after a training call; one taken in one method and reloaded in another with the
 training in between (a callback's `on_train_start` / `on_train_end`) is missed. A snapshot an epoch-end

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from . import api, builtins_api, summaries
+from . import api, builtins_api, elements, summaries
 from .bindings import Bind
 from .facts import DEFS, walk
 from .position import Position
@@ -73,6 +73,9 @@ def _judge(expr, ctx, pos, assumed, depth, off) -> bool:
     if isinstance(expr, (ast.Constant, ast.JoinedStr)):
         return True
     if isinstance(expr, ast.Name):
+        own = elements.comprehension_binding(expr, ctx.facts)  # a comprehension's variable: its own scope
+        if own is not None:
+            return id(own) in assumed or _binding(own, ctx, assumed | {id(own)}, depth)
         return _name(expr.id, ctx, pos, assumed, depth)
     if isinstance(expr, ast.Attribute):
         if (ctx.facts.qualname(expr) or "").split(".")[0] in ("torch", "numpy", "math"):
@@ -208,7 +211,7 @@ def _binding(b, ctx, assumed, depth) -> bool:
         if isinstance(callee, DEFS):
             return summaries.returned(callee, ctx, b.index, _fresh, depth + 1) is True
         return _proven(b.value, ctx, b.pos, assumed, depth + 1, off)  # the elements of an unattached value
-    if b.kind == Bind.FOR and isinstance(b.node, (ast.For, ast.AsyncFor)):
+    if b.kind == Bind.FOR and isinstance(b.node, (ast.For, ast.AsyncFor, ast.comprehension)):
         return _proven(b.node.iter, ctx, b.pos, assumed, depth + 1, off)
     if b.kind == Bind.ARG:
         return summaries.argument(b, ctx, _fresh, depth + 1) is True

@@ -162,3 +162,23 @@ def test_ten401_still_reports_where_the_update_reads_a_tensor_made_to_require_gr
     scope = {}
     exec(source, scope)
     assert scope["w"].grad_fn is not None
+
+
+def test_a_comprehension_variable_is_judged_by_its_own_iterable_not_an_outer_name():
+    """`p` in the comprehension is an element of what it iterates, whatever an outer `p` holds."""
+    def judged(iterable: str) -> bool:
+        source = textwrap.dedent(f"""
+            import torch
+
+            def f(model):
+                p = torch.zeros(3)
+                kept = [p * 2 for p in {iterable}]  # <-
+                return kept
+        """)
+        node, ctx = context_at(source)
+        read = next(n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == "p"
+                    and isinstance(n.ctx, ast.Load))
+        return unattached(read, ctx)
+
+    assert not judged("model.parameters()")  # the outer zeros must not prove the parameter unattached
+    assert judged("[torch.zeros(2), torch.ones(2)]")

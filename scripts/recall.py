@@ -163,16 +163,15 @@ def read_git(source: str, path: str, mirrors: Path) -> bytes:
 
 
 def checkout(source: str, path: str, mirrors: Path, cache: Path) -> Path:
-    """Where `path` lies in a checkout of the commit's Python files beside it (its top folder's, or the
-    repository root's own), made once under cache/checkouts: the engine reads the modules a file imports
-    from its neighbours, as it would in the user's clone."""
+    """Where `path` lies in a checkout of every Python file of the commit, made once under cache/checkouts:
+    the engine reads the modules a file imports from its neighbours, and its package's callers, as it would
+    in the user's clone (a script at the root imports packages in the folders beside it)."""
     repo, commit = source.split("@")
-    top = path.split("/")[0] if "/" in path else None
     folder = cache / "checkouts" / f"{repo.replace('/', '+')}@{commit[:12]}"
-    done_mark = folder / f".done-{top or 'root'}"
+    done_mark = folder / ".done-all"
     if not done_mark.exists():
         git_dir = snapshot(mirrors, repo)
-        spec = [f":(glob){top}/**/*.py"] if top else [":(glob)*.py"]
+        spec = [":(glob)**/*.py"]
         folder.mkdir(parents=True, exist_ok=True)
         tar = subprocess.run(["git", "--git-dir", str(git_dir), "archive", "--format=tar", commit, "--", *spec],
                              capture_output=True)

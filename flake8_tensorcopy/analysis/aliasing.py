@@ -179,15 +179,16 @@ def _writes(node, ctx) -> Iterator[Write]:
 def _callee_writes(call: ast.Call, ctx) -> Iterator[Write]:
     """The writes a def of the package makes into the aliases `call` passes it: a name bound to an alias
     (`m = feats.detach(); center(m)`) or an alias made in the argument (`center(feats.detach())`). A def
-    named for updating parameters (`soft_update(target, source)`) writes its argument on purpose. The
-    callee is looked up only for a call that passes an alias."""
-    passed = {id(arg): alias for arg in call.args + [k.value for k in call.keywords]
-              if (alias := _passed_alias(arg, ctx)) is not None}
-    if not passed:
+    named for updating parameters (`soft_update(target, source)`) writes its argument on purpose. Only an
+    argument the callee writes is asked whether it is an alias (that question may read the package's callers)."""
+    if not any(isinstance(a, (ast.Name, ast.Attribute, ast.Subscript, ast.Call))
+               for a in call.args + [k.value for k in call.keywords]):
         return
     for w in param_writes.call_writes(call, ctx):
-        alias = passed.get(id(w.argument))
-        if alias is not None and not names.PARAM_UPDATE_FUNC(w.fn.name):
+        if names.PARAM_UPDATE_FUNC(w.fn.name):
+            continue
+        alias = _passed_alias(w.argument, ctx)
+        if alias is not None:
             yield Write(NAME, w.argument.id if isinstance(w.argument, ast.Name) else w.param, alias, w)
 
 

@@ -63,7 +63,7 @@ def per_step_entry(node, ctx):
     if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and ctx.frame.loops):
         return None
     target = node.targets[0]
-    if not (isinstance(target, ast.Subscript) and per_step_key(target.slice, _loop_keys(ctx.frame.loops[-1]))):
+    if not (isinstance(target, ast.Subscript) and per_step_key(target.slice, loop_keys(ctx.frame.loops[-1]))):
         return None
     return (target, [node.value]) if _python_container(target.value, ctx) else None
 
@@ -101,7 +101,7 @@ def per_step_key(index, keys: frozenset) -> bool:
             and len(index.args) == 1 and per_step_key(index.args[0], keys))
 
 
-def _loop_keys(loop) -> frozenset:
+def loop_keys(loop) -> frozenset:
     """The names a `for` loop's target binds (its own, not an inner loop's)."""
     if not isinstance(loop, (ast.For, ast.AsyncFor)):
         return frozenset()
@@ -209,7 +209,7 @@ def _whole(index) -> bool:
 
 
 def _keyed_by_loop(stmt: ast.Assign, loop) -> bool:
-    keys = _loop_keys(loop)
+    keys = loop_keys(loop)
     return all(isinstance(t, ast.Subscript) and per_step_key(t.slice, keys) for t in stmt.targets)
 
 

@@ -27,9 +27,10 @@ def accumulation(node):
 
 
 def entry_accumulation(node: ast.Assign):
-    """`total = total + v`, `total = v + total`, `self.total = self.total + v`, `total = total + w * v + u` (the same as `total += ...`),
-    `stats[k] = stats[k] + v` or `stats[k] = stats.get(k, 0) + v`: a sum that holds the target once
-    (read first, as ENTRY_ADD finds it); the values are its other terms."""
+    """`total = total + v`, `total = v + total`, `total = total + w * v + u`, `self.total = self.total + v`,
+    `avg = 0.9 * avg + 0.1 * v` (the same as `total += ...`), `stats[k] = stats[k] + v` or
+    `stats[k] = stats.get(k, 0) + v`: a sum that holds the target once (read first, as ENTRY_ADD finds
+    it); the values are its other terms."""
     (target,) = node.targets if len(node.targets) == 1 else (None,)
     value = node.value
     if not (isinstance(target, (ast.Subscript, ast.Name, ast.Attribute)) and isinstance(value, ast.BinOp)
@@ -48,7 +49,12 @@ def sum_terms(expr) -> list:
 
 
 def _reads_itself(term, target) -> bool:
-    """`term` is the target's own value: the same name, attribute or entry, or `stats.get(k, ...)` of it."""
+    """`term` is the target's own value: the same name, attribute or entry, `stats.get(k, ...)` of it, or
+    one of those scaled by a number (`0.9 * avg` of a running average)."""
+    if isinstance(term, ast.BinOp) and isinstance(term.op, (ast.Mult, ast.Div)):
+        scaled = term.left if isinstance(term.right, ast.Constant) else term.right if isinstance(
+            term.left, ast.Constant) and isinstance(term.op, ast.Mult) else None
+        return scaled is not None and _reads_itself(scaled, target)
     return shape(term) == shape(target) or isinstance(target, ast.Subscript) and (
         isinstance(term, ast.Call) and isinstance(term.func, ast.Attribute) and term.func.attr == "get"
         and bool(term.args) and shape(term.func.value) == shape(target.value)
@@ -79,7 +85,7 @@ def _python_container(expr, ctx) -> bool:
     else:
         return False
     return bool(made) and all(isinstance(m, (ast.Dict, ast.List)) or (
-        isinstance(m, ast.Call) and ctx.facts.qualname(m.func) in CONTAINERS) for m in made)
+        isinstance(m, ast.Call) and (ctx.facts.qualname(m.func) or dotted(m.func)) in CONTAINERS) for m in made)
 
 
 CONTAINERS = frozenset({"dict", "list", "collections.OrderedDict", "collections.defaultdict"})

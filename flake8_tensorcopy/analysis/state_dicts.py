@@ -86,12 +86,12 @@ def kept_snapshot(node, ctx) -> Optional[Kept]:
     if held is None:
         return None
     value, (call, what) = held
-    entry = holder is not target or value is not values[0]
     keys = frozenset().union(*(accumulators.loop_keys(loop) for loop in ctx.frame.loops))
     per_step = isinstance(node, ast.Expr) or isinstance(target, ast.Subscript) and accumulators.per_step_key(
         target.slice, keys)
     shown = ctx.facts.segment(target) if isinstance(target, ast.Subscript) else key
     binds = holder is target and not isinstance(node, ast.Expr)
+    entry = not binds or value is not values[0]
     return Kept(holder, key, shown, value, call, what, entry, binds, per_step)
 
 

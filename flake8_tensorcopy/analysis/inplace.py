@@ -24,6 +24,14 @@ def _root(expr: ast.AST) -> ast.AST:
             return expr
 
 
+def through_chain(expr: ast.AST) -> ast.AST:
+    """The first receiver of a chain of in-place calls, which each return their receiver: `x` of
+    `x.add_(a).mul_(b)`; `expr` itself when it is no in-place call."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and is_inplace_method(expr.func.attr):
+        expr = expr.func.value
+    return expr
+
+
 def chain_written(expr: ast.AST) -> Optional[ast.AST]:
     """What an in-place call in the receiver chain of `expr` writes, however the chain goes on after it (a
     conversion, a view or another call of the result sees the write): `x.data` of

@@ -84,7 +84,7 @@ import bisect
 
 from ..analysis import names, per_step, state_dicts, training
 from ..analysis.bodies import loops
-from ..analysis.facts import Bind, dotted, end_of, pos_of
+from ..analysis.facts import Bind, end_of, pos_of
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import tensor_replace
 

@@ -14,10 +14,10 @@ The same spelled as a sum that holds the accumulator once (`total = total + loss
 `total = total + w * loss`, `self.total = self.total + loss`), or `log[step] = loss` with `step` bound by
 the loop (`log[step + 1]`, `log[epoch, step]`, `log[f"step{step}"]`: a new entry of a dict or list each
 step, a local one or `self.log` that the class binds only to one). A method of a class of the file that
-keeps its argument on `self` (`self.total += value`, `self.rows.setdefault(k, []).append(value)`) is flagged when a training loop of the file calls it
-once per step on one object bound before the loop (`meter.update(loss)`, `stats["loss"] = loss` for
-`__setitem__`), every call passes an attached value, and neither the method nor a method the loop calls
-on the object (`meter.reset()`) resets the attribute.
+keeps its argument on `self` (`self.total += value`, `self.rows.setdefault(k, []).append(value)`) is
+flagged when a training loop of the file calls it once per step on one object bound before the loop
+(`meter.update(loss)`, `stats["loss"] = loss` for `__setitem__`), every call passes an attached value,
+and neither the method nor a method the loop calls on the object (`meter.reset()`) resets the attribute.
 
 Loss terms kept in a dict count as attached: an entry (`out["loss"]`, `out[self.metric]`, `parts[k]`, or
 `v` of `for k, v in parts.items()`) of a dict one of whose entries is backpropagated

@@ -9,7 +9,7 @@ import pytest
 
 from tests.support.analysis_tools import context_at
 from tests.support.rule_tools import codes
-from flake8_tensorcopy.analysis import accumulators, state_dicts
+from flake8_tensorcopy.analysis import accumulators, kept, state_dicts
 from flake8_tensorcopy.analysis.inplace import chain_written, written
 
 
@@ -147,8 +147,8 @@ def fit(model, loader):
 ])
 def test_a_snapshot_kept_in_an_entry(line, key, entry, per_step):
     node, ctx = context_at(SNAPSHOT.format(line=line))
-    kept = state_dicts.kept_snapshot(node, ctx)
-    assert (kept.key, kept.entry, kept.per_step, ast.unparse(kept.value)) == (
+    found = state_dicts.kept_snapshot(node, ctx)
+    assert (found.key, found.entry, found.per_step, ast.unparse(found.value)) == (
         key, entry, per_step, "model.state_dict()")
 
 
@@ -305,3 +305,13 @@ def test_snapshots_in_entries_read_before_training_stay_quiet():
         return state
     """
     assert codes(source) == []
+
+
+@pytest.mark.parametrize("text, name", [
+    ("x.copy_(y).add_(e)", "x"),    # a fill, then a write that changes the value
+    ("x.add_(a).mul_(b)", "x"),
+    ("x.copy_(y)", None),           # a fill alone
+    ("x.float().add_(e)", None),    # the cast's result, not x
+])
+def test_a_chained_write_changes_the_value_of_its_first_receiver(text, name):
+    assert kept.value_write(expression(text)) == name

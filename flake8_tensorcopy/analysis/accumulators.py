@@ -27,45 +27,87 @@ def accumulation(node):
 
 
 def entry_accumulation(node: ast.Assign):
-    """`stats[k] = stats[k] + v` or `stats[k] = stats.get(k, 0) + v`: an entry that adds to itself (read
-    first, as ENTRY_ADD finds it); `total = total + v`, the same as `total += v`."""
+    """`total = total + v`, `total = v + total`, `total = total + w * v + u`, `self.total = self.total + v`,
+    `avg = 0.9 * avg + 0.1 * v` (the same as `total += ...`), `stats[k] = stats[k] + v` or
+    `stats[k] = stats.get(k, 0) + v`: a sum that holds the target once (read first, as ENTRY_ADD finds
+    it); the values are its other terms."""
     (target,) = node.targets if len(node.targets) == 1 else (None,)
     value = node.value
-    if not (isinstance(target, (ast.Subscript, ast.Name)) and isinstance(value, ast.BinOp)
+    if not (isinstance(target, (ast.Subscript, ast.Name, ast.Attribute)) and isinstance(value, ast.BinOp)
             and isinstance(value.op, ast.Add)):
         return None
-    own = value.left
-    if isinstance(target, ast.Name):
-        return (target, [value.right]) if isinstance(own, ast.Name) and own.id == target.id else None
-    if shape(own) == shape(target) or (
-            isinstance(own, ast.Call) and isinstance(own.func, ast.Attribute) and own.func.attr == "get"
-            and own.args and shape(own.func.value) == shape(target.value)
-            and shape(own.args[0]) == shape(target.slice)):
-        return target, [value.right]
-    return None
+    terms = sum_terms(value)
+    own = [t for t in terms if _reads_itself(t, target)]
+    return (target, [t for t in terms if t is not own[0]]) if len(own) == 1 else None
+
+
+def sum_terms(expr) -> list:
+    """The terms of a sum, left to right: `a`, `w * b`, `c` of `a + w * b + c`."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        return sum_terms(expr.left) + sum_terms(expr.right)
+    return [expr]
+
+
+def _reads_itself(term, target) -> bool:
+    """`term` is the target's own value: the same name, attribute or entry, `stats.get(k, ...)` of it, or
+    one of those scaled by a number (`0.9 * avg` of a running average)."""
+    if isinstance(term, ast.BinOp) and isinstance(term.op, (ast.Mult, ast.Div)):
+        scaled = term.left if isinstance(term.right, ast.Constant) else term.right if isinstance(
+            term.left, ast.Constant) and isinstance(term.op, ast.Mult) else None
+        return scaled is not None and _reads_itself(scaled, target)
+    return shape(term) == shape(target) or isinstance(target, ast.Subscript) and (
+        isinstance(term, ast.Call) and isinstance(term.func, ast.Attribute) and term.func.attr == "get"
+        and bool(term.args) and shape(term.func.value) == shape(target.value)
+        and shape(term.args[0]) == shape(target.slice))
 
 
 def per_step_entry(node, ctx):
-    """(entry, [value]) of `log[step] = v` in a loop that binds `step` (`for step, (x, y) in
-    enumerate(loader)`), into a Python container (`log = {}` or `[]`): a new entry every step, as an
-    append; None for anything else."""
+    """(entry, [value]) of `log[step] = v` (`log[step + 1]`, `log[epoch, step]`, `log[f"step{step}"]`) in a
+    loop that binds `step` (`for step, (x, y) in enumerate(loader)`), into a Python container (`log = {}`
+    or `[]`, or `self.log` that the class only ever binds to one): a new entry every step, as an append;
+    None for anything else."""
     if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and ctx.frame.loops):
         return None
     target = node.targets[0]
-    if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
-            and isinstance(target.slice, ast.Name) and target.slice.id in _loop_keys(ctx.frame.loops[-1])):
+    if not (isinstance(target, ast.Subscript) and per_step_key(target.slice, loop_keys(ctx.frame.loops[-1]))):
         return None
-    origin = ctx.frame.scope.origin(target.value.id, ctx.pos)
-    made = origin.value if origin is not None else None
-    container = isinstance(made, (ast.Dict, ast.List)) or (
-        isinstance(made, ast.Call) and ctx.facts.qualname(made.func) in CONTAINERS)
-    return (target, [node.value]) if container else None
+    return (target, [node.value]) if _python_container(target.value, ctx) else None
+
+
+def _python_container(expr, ctx) -> bool:
+    """`log` bound here to a dict or list display or call, or `self.log` that every assignment in the class
+    binds to one."""
+    if isinstance(expr, ast.Name):
+        origin = ctx.frame.scope.origin(expr.id, ctx.pos)
+        made = [origin.value] if origin is not None else []
+    elif self_attribute(expr) is not None and ctx.frame.cls is not None:
+        made = summaries.self_assignments(ctx.frame.cls, ctx).get(self_attribute(expr), [])
+    else:
+        return False
+    return bool(made) and all(isinstance(m, (ast.Dict, ast.List)) or (
+        isinstance(m, ast.Call) and (ctx.facts.qualname(m.func) or dotted(m.func)) in CONTAINERS) for m in made)
 
 
 CONTAINERS = frozenset({"dict", "list", "collections.OrderedDict", "collections.defaultdict"})
 
 
-def _loop_keys(loop) -> frozenset:
+def per_step_key(index, keys: frozenset) -> bool:
+    """An index that differs at every step of a loop binding `keys`: a key itself, or a key plus or minus a
+    constant, in a tuple, an f-string or `str()` (not `step % n`, which comes round again)."""
+    if isinstance(index, ast.Name):
+        return index.id in keys
+    if isinstance(index, ast.BinOp) and isinstance(index.op, (ast.Add, ast.Sub)):
+        sides = (index.left, index.right)
+        return any(isinstance(s, ast.Constant) for s in sides) and any(per_step_key(s, keys) for s in sides)
+    if isinstance(index, ast.Tuple):
+        return any(per_step_key(e, keys) for e in index.elts)
+    if isinstance(index, ast.JoinedStr):
+        return any(isinstance(v, ast.FormattedValue) and per_step_key(v.value, keys) for v in index.values)
+    return (isinstance(index, ast.Call) and isinstance(index.func, ast.Name) and index.func.id == "str"
+            and len(index.args) == 1 and per_step_key(index.args[0], keys))
+
+
+def loop_keys(loop) -> frozenset:
     """The names a `for` loop's target binds (its own, not an inner loop's)."""
     if not isinstance(loop, (ast.For, ast.AsyncFor)):
         return frozenset()
@@ -173,9 +215,8 @@ def _whole(index) -> bool:
 
 
 def _keyed_by_loop(stmt: ast.Assign, loop) -> bool:
-    keys = _loop_keys(loop)
-    return all(isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Name) and t.slice.id in keys
-               for t in stmt.targets)
+    keys = loop_keys(loop)
+    return all(isinstance(t, ast.Subscript) and per_step_key(t.slice, keys) for t in stmt.targets)
 
 
 def shape(expr) -> str:

@@ -25,7 +25,7 @@ from typing import Iterator, NamedTuple, Optional
 from . import api, backward, evidence, names, param_writes, summaries
 from .evidence import CONTAINER, MODULE, NDARRAY, SURE_TENSOR, TENSORISH
 from .facts import Bind, Binding, dotted, end_of, pos_of
-from .inplace import is_inplace_method, written
+from .inplace import chain_written, is_inplace_method, written
 from .position import at
 
 FAR = (1 << 30, 0)
@@ -158,7 +158,7 @@ def alias_writes(node: ast.AST, ctx) -> list[Write]:
 def _writes(node, ctx) -> Iterator[Write]:
     if isinstance(node, ast.Assign):
         names_ = [t.id for t in node.targets if isinstance(t, ast.Name)]
-        inner = _kept_receiver(node.value)
+        inner = chain_written(node.value)
         alias = alias_of(inner, ctx) if names_ and inner is not None else None
         if alias is not None and not _own_name(alias, names_[0]):
             yield Write(KEPT, names_[0], alias)
@@ -216,25 +216,19 @@ def _targets(node, ctx) -> Iterator[tuple[ast.AST, Optional[str]]]:
                 yield _root(call.args[index]), "ndarray"
             return
         if isinstance(func, ast.Attribute) and is_inplace_method(func.attr):
-            yield _root(func.value), "tensor"
+            yield written(call), "tensor"
             return
     target = written(call)
     if target is not None:
         yield target, None
+    elif isinstance(node, ast.Expr) and chain_written(call) is not None:
+        yield chain_written(call), "tensor"  # `x.data.normal_().to(device)`: the chain writes x
 
 
 def _root(expr: ast.AST) -> ast.AST:
     while isinstance(expr, ast.Subscript):
         expr = expr.value
     return expr
-
-
-def _kept_receiver(value: ast.AST) -> Optional[ast.AST]:
-    """`<alias>.add_(1).mul_(2)` -> the receiver of the innermost in-place call of the chain, or None."""
-    found = None
-    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and is_inplace_method(value.func.attr):
-        found = value = value.func.value
-    return found
 
 
 def _own_name(alias: Alias, name: str) -> bool:

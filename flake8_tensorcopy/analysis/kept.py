@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Optional
 from . import evidence
 from .bindings import Bind, pos_of
 from .facts import walk
-from .inplace import is_inplace_method
+from .inplace import is_inplace_method, through_chain
 
 if TYPE_CHECKING:  # pragma: no cover
     from .position import Position
@@ -70,14 +70,15 @@ def stores(facts, root: ast.AST) -> dict[str, list[Store]]:
 
 
 def value_write(node: ast.AST) -> Optional[str]:
-    """The name an in-place write changes the value of (`x += e`, `x.add_(e)`, `x.zero_()`); None for
-    other statements and for writes that fill a buffer (`x.copy_(y)`, `x[i] = v`, `out=x`)."""
+    """The name an in-place write changes the value of (`x += e`, `x.add_(e)`, `x.zero_()`, the chain
+    `x.copy_(y).add_(e)`); None for other statements and for writes that fill a buffer (`x.copy_(y)`,
+    `x[i] = v`, `out=x`)."""
     if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
         return node.target.id
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-            is_inplace_method(node.func.attr) and node.func.attr not in FILLS and \
-            isinstance(node.func.value, ast.Name):
-        return node.func.value.id
+            is_inplace_method(node.func.attr) and node.func.attr not in FILLS:
+        receiver = through_chain(node.func.value)  # `x.copy_(y).add_(e)` changes x's value too
+        return receiver.id if isinstance(receiver, ast.Name) else None
     return None
 
 

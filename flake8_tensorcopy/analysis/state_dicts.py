@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import ast
 import os
+from typing import NamedTuple, Optional
 
-from . import evidence, names, project, summaries, training
+from . import accumulators, evidence, names, project, summaries, training
 from .evidence import MODULE
 from .facts import Bind, base_name, dotted, end_of, pos_of, walk
 
@@ -46,6 +47,83 @@ def snapshot(value, ctx):
                 where = " on a CPU model" if device_moves else ""
                 return inner, f"entries of {ctx.facts.segment(inner)} that are not copies{where}"
     return None
+
+
+class Kept(NamedTuple):
+    """A snapshot a statement keeps: `holder` (a name or attribute, `key` as text) holds it itself or, with
+    `entry`, in an entry (`best["model"] = sd`, `ckpts.append(sd)`, `ckpt = {"model": sd}`); `value` is the
+    expression that holds the live tensors; `binds` when the statement binds the holder (`best = ...`, not
+    `best[k] = ...`); `per_step` when each step of an enclosing loop adds a new entry."""
+    holder: ast.AST
+    key: str
+    shown: str
+    value: ast.AST
+    call: ast.AST
+    what: str
+    entry: bool
+    binds: bool
+    per_step: bool
+
+
+def kept_snapshot(node, ctx) -> Optional[Kept]:
+    """The snapshot `node` (an assignment or an expression statement) keeps, or None: `best = sd`,
+    `self.best = sd`, `best["model"] = sd`, `self.states[epoch] = sd`, `ckpts.append(sd)`, and any of
+    those with `sd` inside a dict, list or tuple display."""
+    if isinstance(node, ast.Expr):
+        found = accumulators.accumulation(node)
+        target, values = found if found is not None else (None, [])
+    elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and (
+            isinstance(node, ast.AnnAssign) or len(node.targets) == 1):
+        target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+        values = [node.value]
+    else:
+        return None
+    holder = target
+    while isinstance(holder, ast.Subscript):
+        holder = holder.value
+    key = dotted(holder) if values else None
+    held = _held_snapshot(values[0], ctx) if key is not None else None
+    if held is None:
+        return None
+    value, (call, what) = held
+    keys = frozenset().union(*(accumulators.loop_keys(loop) for loop in ctx.frame.loops))
+    per_step = isinstance(node, ast.Expr) or isinstance(target, ast.Subscript) and accumulators.per_step_key(
+        target.slice, keys)
+    shown = ctx.facts.segment(target) if isinstance(target, ast.Subscript) else key
+    binds = holder is target and not isinstance(node, ast.Expr)
+    entry = not binds or value is not values[0]
+    return Kept(holder, key, shown, value, call, what, entry, binds, per_step)
+
+
+def _held_snapshot(value, ctx):
+    """(the expression, its snapshot) for `value` or an element of the displays it is made of."""
+    found = snapshot(value, ctx)
+    if found is not None:
+        return value, found
+    items = value.values if isinstance(value, ast.Dict) else value.elts if isinstance(
+        value, (ast.List, ast.Tuple)) else []
+    return next((held for item in items if item is not None and (held := _held_snapshot(item, ctx))), None)
+
+
+def entry_writes(ctx, key: str) -> set:
+    """Positions where `key` is only written into, not read: `key[k] = v`, `key.append(v)` and the like."""
+    body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    return ctx.facts.index(_entry_writes, body).get(key, set())
+
+
+def _entry_writes(facts, body) -> dict:
+    found: dict = {}
+    for n in walk(body):
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
+            holder = n.value
+        elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+              and n.func.attr in {*accumulators.APPENDERS, "extend"}):
+            holder = n.func.value
+        else:
+            continue
+        if dotted(holder) is not None:
+            found.setdefault(dotted(holder), set()).add(pos_of(holder))
+    return found
 
 
 def _returns_state_dict(value, ctx) -> bool:

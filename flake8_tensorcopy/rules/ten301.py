@@ -16,11 +16,15 @@ method once per step on one object, `stopper.step(score, model)`, and reads `sto
 or a loop that reloads the snapshot in each iteration and trains after the
 reload (a "reset to the initial weights" that resets nothing from the second iteration on). A method of
 the class that returns the module's `state_dict()` (`self.get_state_dict()`) counts as the call itself.
+A snapshot kept in a container entry is kept all the same: `best["model"] = model.state_dict()`,
+`self.states[epoch] = ...`, `ckpts.append(...)`, `ckpt = {"model": model.state_dict(), ...}`; one that
+adds a new entry at every step of a training loop (`append`, an index that is the loop's variable) and
+is read after the loop holds the last weights in every entry.
 
 Not flagged: a snapshot read before any update (`torch.save(model.state_dict(), path)`, reloading
 into another module, `target.load_state_dict(model.state_dict())`), `torch.save(sd)` of a snapshot
 whose name does not say it is a frozen copy (`best`, `init`, `orig`, `prev`, ...) after training (that
-saves the final weights), a snapshot taken in every iteration and read after the loop, receivers that are not modules
+saves the final weights), a snapshot bound in every iteration and read after the loop, receivers that are not modules
 (optimizers, schedulers, scalers, metrics, engines, trainers, callbacks), classes that override
 `state_dict()`, dicts used as in-place loading targets (`sd[k].copy_(...)`, `sd[k] = ...`), snapshots
 read only for their keys (`sd.keys()`, `len(sd)`, `k in sd`), and calls named for training that do not
@@ -80,24 +84,17 @@ import bisect
 
 from ..analysis import names, per_step, state_dicts, training
 from ..analysis.bodies import loops
-from ..analysis.facts import Bind, dotted, end_of, pos_of
+from ..analysis.facts import Bind, end_of, pos_of
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import tensor_replace
 
 
 def check(node, ctx):
-    value = node.value
-    target = node.targets[0] if isinstance(node, ast.Assign) else node.target
-    if value is None or (isinstance(node, ast.Assign) and len(node.targets) != 1):
+    kept = state_dicts.kept_snapshot(node, ctx)
+    if kept is None:
         return
-    key = dotted(target)
-    if key is None:
-        return
-    snapshot = state_dicts.snapshot(value, ctx)
-    if snapshot is None:
-        return
-    call, what = snapshot
-    why = _outlived_by_update(node, target, key, state_dicts.module_root(call, ctx), ctx)
+    value, call = kept.value, kept.call
+    why = _outlived_by_update(node, kept, state_dicts.module_root(call, ctx), ctx)
     if why is None:
         return
     source = ctx.text(call)
@@ -109,7 +106,7 @@ def check(node, ctx):
         use = f"{deepcopy or 'copy.deepcopy'}({source})"
         imports = ("copy",) if deepcopy == "copy.deepcopy" else ()
         fix = ctx.replace(value, use, FixSafety.UNSAFE, imports=imports) if deepcopy else None
-    yield ctx.finding(value, fix, target=key, what=what, why=why, use=use)
+    yield ctx.finding(value, fix, target=kept.shown, what=kept.what, why=why, use=use)
 
 
 def _deepcopy_spelling(ctx):
@@ -141,16 +138,20 @@ def _cloned(expr, ctx) -> str:
     return f"{text}.detach().clone()" if isinstance(expr, ast.Name) else f"{text}.clone()"
 
 
-def _outlived_by_update(node, target, key: str, module, ctx):
+def _outlived_by_update(node, kept, module, ctx):
     start, end = pos_of(node), end_of(node)
-    if isinstance(target, ast.Name):
+    key = kept.key
+    written_only = state_dicts.entry_writes(ctx, key) if kept.entry else set()
+    if isinstance(kept.holder, ast.Name):
         scope = ctx.frame.scope
         keys_only = state_dicts.key_reads(ctx, key)
-        reads = [p for p in scope.loads_after(key, end) if _origin_pos(scope, key, p) == start and p not in keys_only]
-        if state_dicts.used_as_loading_target(ctx, key):
+        home = start if kept.binds else _origin_pos(scope, key, start)
+        reads = [p for p in scope.loads_after(key, end)
+                 if _origin_pos(scope, key, p) == home and p not in keys_only and p not in written_only]
+        if not kept.entry and state_dicts.used_as_loading_target(ctx, key):
             return None
     else:
-        reads = state_dicts.attribute_reads(ctx, key, start, end)
+        reads = [p for p in state_dicts.attribute_reads(ctx, key, start, end) if p not in written_only]
         if not reads:  # read only by another class: `load_state_dict(callback.best_state_dict)`
             return state_dicts.reloaded_by_a_training_class(key, ctx) or _kept_for_caller(node, key, ctx)
     if not reads:
@@ -164,7 +165,8 @@ def _outlived_by_update(node, target, key: str, module, ctx):
             return "the training that follows"
     for loop in ctx.frame.loops:
         loop_start, loop_end = pos_of(loop), end_of(loop)
-        if (_conditional_in(loop, start, ctx) and _any_between(trainings, loop_start, loop_end, inclusive=True)
+        if ((kept.per_step or _conditional_in(loop, start, ctx))
+                and _any_between(trainings, loop_start, loop_end, inclusive=True)
                 and any(p > loop_end or not _in_function(ctx, p) for p in reads)):
             return "the training in later iterations of the loop"
     for loop in _loops_after(ctx, end):  # reloaded each iteration, trained later in it: the next reload
@@ -172,7 +174,7 @@ def _outlived_by_update(node, target, key: str, module, ctx):
         if (any(loop_start <= p <= loop_end and p not in saved for p in reads)
                 and any(loop_start <= p <= loop_end for p in trainings)):
             return "the training in earlier iterations of the loop"
-    if isinstance(target, ast.Name):
+    if isinstance(kept.holder, ast.Name):
         return None
     return state_dicts.reloaded_by_a_training_class(key, ctx) or _kept_for_caller(node, key, ctx)
 
@@ -225,7 +227,7 @@ RULE = Rule(
     name="state-dict-snapshot-aliased",
     message=("'{target}' keeps {what}: its tensors share storage with the live weights and change with "
              "{why}; use {use}"),
-    nodes=(ast.Assign, ast.AnnAssign),
+    nodes=(ast.Assign, ast.AnnAssign, ast.Expr),
     check=check,
     trigger=r"state_dict\(",
     claim=("The tensors of module.state_dict() (and of dict()/.copy()/{k: v.detach()} of it) share storage "

@@ -10,12 +10,14 @@ before the loop and is not reset inside it, the code is not under
 `torch.no_grad()`, and the accumulator is never backpropagated (directly, or through `sum(...)` /
 `torch.stack(...)` or a name built from it).
 
-The same spelled `total = total + loss`, or `log[step] = loss` with `step` bound by the loop (a new entry of a
-dict or list each step). A method of a class of the file that keeps its argument on `self` (`self.total +=
-value`, `self.rows.setdefault(k, []).append(value)`) is flagged when a training loop of the file calls it
-once per step on one object bound before the loop (`meter.update(loss)`, `stats["loss"] = loss` for
-`__setitem__`), every call passes an attached value, and neither the method nor a method the loop calls
-on the object (`meter.reset()`) resets the attribute.
+The same spelled as a sum that holds the accumulator once (`total = total + loss`, `total = loss + total`,
+`total = total + w * loss`, `self.total = self.total + loss`), or `log[step] = loss` with `step` bound by
+the loop (`log[step + 1]`, `log[epoch, step]`, `log[f"step{step}"]`: a new entry of a dict or list each
+step, a local one or `self.log` that the class binds only to one). A method of a class of the file that
+keeps its argument on `self` (`self.total += value`, `self.rows.setdefault(k, []).append(value)`) is
+flagged when a training loop of the file calls it once per step on one object bound before the loop
+(`meter.update(loss)`, `stats["loss"] = loss` for `__setitem__`), every call passes an attached value,
+and neither the method nor a method the loop calls on the object (`meter.reset()`) resets the attribute.
 
 Loss terms kept in a dict count as attached: an entry (`out["loss"]`, `out[self.metric]`, `parts[k]`, or
 `v` of `for k, v in parts.items()`) of a dict one of whose entries is backpropagated
@@ -124,8 +126,9 @@ from .model import FixAvailability, FixForm, FixSafety, Rule, Trigger
 from .edits import as_receiver, tensor_fix
 
 ENTRY_ADD = r"\[(?<=\w\[)[^\[\]\n]*\][ \t]*=[ \t]*[\w.]+(?:\[|\.get\()"  # stats[k] = stats[k] + v (or .get)
-NAME_ADD = r"=(?<![=!<>]=)[ \t]*\w+[ \t]*\+(?![=+])"  # total = total + v
-LOOP_ENTRY = r"\[(?<=\w\[)\w+\][ \t]*=(?!=)"  # log[step] = v
+NAME_ADD = r"=(?<![=!<>]=)[ \t]*[\w.]+(?:[ \t]*[*/@][ \t]*[\w.]+)*[ \t]*\+(?![=+])"  # total = w * v + total
+# log[step] = v, log[step + 1], log[epoch, step], log[f"s{step}"]
+LOOP_ENTRY = r"\[(?<=\w\[)(?:\w+(?:[ \t]*[-+,][ \t]*\w+)*|f[\"'][^\[\]\n]*|str\(\w+\))\][ \t]*=(?!=)"
 HOT = (r"\+=", r"\.append\(", r"\.insert\(", r"\.appendleft\(", ENTRY_ADD, NAME_ADD, LOOP_ENTRY)  # findings
 
 
@@ -141,16 +144,16 @@ def check(node, ctx):
     if key is None or not values:
         return
     if step is not None and isinstance(node, ast.Expr) and self_attribute(acc) is not None:
-        yield from _kept_across_steps(node, acc, values[0], step, ctx)
+        yield from _kept_across_steps(node, acc, values, step, ctx)
         return
     if not ctx.frame.loops:
-        yield from _kept_across_calls(node, acc, key, values[0], ctx)
+        yield from _kept_across_calls(node, acc, key, values, ctx)
         return
     loop = accumulators.outlived_training_loop(key, acc, ctx)
     if loop is None or _flows_into_loss(key, loop, ctx):
         return
     backpropagated = key in backpropagated_elements(ctx) and isinstance(node, ast.Expr)
-    attached = [v for v in _elements(values[0]) if backpropagated or _carries_graph(v, ctx)]
+    attached = [v for v in _elements(values) if backpropagated or _carries_graph(v, ctx)]
     if not attached:
         return
     numeric = (not isinstance(node, ast.Expr) and accumulators.starts_numeric(key, acc, ctx)
@@ -165,7 +168,7 @@ def check(node, ctx):
     yield ctx.finding(node, fix, value=shown, acc=ctx.text(acc), use=use, loop="loop")
 
 
-def _kept_across_steps(node, acc, value, step, ctx):
+def _kept_across_steps(node, acc, values, step, ctx):
     """`self.outputs.append(v)` in a LightningModule's `training_step`, with `self.outputs` a list of the
     class that the step does not empty and no method backpropagates, and `v` attached: by the file's
     evidence, or as the loss the step returns for the trainer to backpropagate (`return v`,
@@ -176,7 +179,7 @@ def _kept_across_steps(node, acc, value, step, ctx):
             or key in lightning.backpropagated(classes)):
         return
     returned = lightning.automatic(classes)
-    attached = [v for v in _elements(value)
+    attached = [v for v in _elements(values)
                 if _carries_graph(v, ctx) or returned and lightning.returned_loss(v, step, ctx)]
     if not attached:
         return
@@ -192,14 +195,14 @@ def _kept_across_steps(node, acc, value, step, ctx):
     yield ctx.finding(node, fix, value=shown, acc=key, use=use, loop="trainer's steps")
 
 
-def _kept_across_calls(node, acc, key: str, value, ctx):
+def _kept_across_calls(node, acc, key: str, values, ctx):
     """`self.total += value` in a method that a training loop of the file calls once per step on one object
     (`meter.update(loss)`, `stats["loss"] = loss`), with `value` attached at every call; `self.total` is
     not reset by the method nor by a method the loop calls on the object."""
     attr = self_attribute(acc, subscripts=True) or accumulators.entry_root_attribute(acc)
     if attr is None or accumulators.reset_inside(key, acc, ctx.frame.func, ctx) or key in loss_keys(ctx):
         return
-    candidates = [v for v in _elements(value) if not isinstance(v, ast.Constant)]
+    candidates = [v for v in _elements(values) if not isinstance(v, ast.Constant)]
     steps = per_step.per_step_calls(attr, ctx) if candidates else []
     attached = [v for v in candidates if _carries_graph(v, ctx)] if steps else []
     if not attached:
@@ -211,15 +214,17 @@ def _kept_across_calls(node, acc, key: str, value, ctx):
                       "(no graph)", loop=f"training loop that calls it once per step (line {steps[0].loop.lineno})")
 
 
-def _elements(expr):
-    """The values an appended expression stores: dict / list / tuple entries, else itself;
+def _elements(values):
+    """The values the accumulated expressions store: dict / list / tuple entries, else each itself;
     kept clones are TEN203's finding."""
-    if isinstance(expr, ast.Dict):
-        items = list(expr.values)
-    elif isinstance(expr, (ast.List, ast.Tuple)):
-        items = list(expr.elts)
-    else:
-        items = [expr]
+    items = []
+    for expr in values:
+        if isinstance(expr, ast.Dict):
+            items += expr.values
+        elif isinstance(expr, (ast.List, ast.Tuple)):
+            items += expr.elts
+        else:
+            items.append(expr)
     return [e for e in items if not list(kept_clones(e))]
 
 

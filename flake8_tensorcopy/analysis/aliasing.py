@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, NamedTuple, Optional
 
-from . import api, backward, evidence, names, param_writes, summaries
+from . import api, backward, evidence, names, param_writes, purpose, summaries
 from .evidence import CONTAINER, MODULE, NDARRAY, SURE_TENSOR, TENSORISH
 from .facts import Bind, Binding, dotted, end_of, pos_of
 from .inplace import is_inplace_method, written
@@ -187,7 +187,7 @@ def _callee_writes(call: ast.Call, ctx) -> Iterator[Write]:
         return
     for w in param_writes.call_writes(call, ctx):
         alias = passed.get(id(w.argument))
-        if alias is not None and not names.PARAM_UPDATE_FUNC(w.fn.name):
+        if alias is not None and not purpose.updates_weights(w.fn, ctx.facts):
             yield Write(NAME, w.argument.id if isinstance(w.argument, ast.Name) else w.param, alias, w)
 
 

@@ -146,7 +146,7 @@ def _outlived_by_update(node, target, key: str, module, ctx):
     if isinstance(target, ast.Name):
         scope = ctx.frame.scope
         keys_only = state_dicts.key_reads(ctx, key)
-        reads = [p for p in scope.loads_after(key, end) if _origin_pos(scope, key, p) == start and p not in keys_only]
+        reads = [p for p in scope.loads_after(key, end) if _reaches(scope, key, start, p) and p not in keys_only]
         if state_dicts.used_as_loading_target(ctx, key):
             return None
     else:
@@ -215,9 +215,10 @@ def _in_function(ctx, pos) -> bool:
     return func is None or pos_of(func) <= pos <= end_of(func)
 
 
-def _origin_pos(scope, name, pos):
-    b = scope.origin(name, pos)
-    return b.pos if b is not None else None
+def _reaches(scope, name, start, pos) -> bool:
+    """The binding of `name` made at `start` may give the read at `pos` its value: on some path no other
+    binding replaces it (a snapshot rebound only in some branches still reaches the read after them)."""
+    return any(b.pos == start for b in scope.reaching(name, pos))
 
 
 RULE = Rule(

@@ -78,7 +78,7 @@ from __future__ import annotations
 import ast
 import bisect
 
-from ..analysis import names, per_step, state_dicts, training
+from ..analysis import feasible, names, per_step, state_dicts, training
 from ..analysis.bodies import loops
 from ..analysis.facts import Bind, dotted, end_of, pos_of
 from .model import FixAvailability, FixForm, FixSafety, Rule
@@ -146,7 +146,7 @@ def _outlived_by_update(node, target, key: str, module, ctx):
     if isinstance(target, ast.Name):
         scope = ctx.frame.scope
         keys_only = state_dicts.key_reads(ctx, key)
-        reads = [p for p in scope.loads_after(key, end) if _reaches(scope, key, start, p) and p not in keys_only]
+        reads = [p for p in scope.loads_after(key, end) if _reaches(key, start, p, ctx) and p not in keys_only]
         if state_dicts.used_as_loading_target(ctx, key):
             return None
     else:
@@ -215,10 +215,14 @@ def _in_function(ctx, pos) -> bool:
     return func is None or pos_of(func) <= pos <= end_of(func)
 
 
-def _reaches(scope, name, start, pos) -> bool:
-    """The binding of `name` made at `start` may give the read at `pos` its value: on some path no other
-    binding replaces it (a snapshot rebound only in some branches still reaches the read after them)."""
-    return any(b.pos == start for b in scope.reaching(name, pos))
+def _reaches(name, start, pos, ctx) -> bool:
+    """The binding of `name` made at `start` may give the read at `pos` its value: on some path that can run
+    no other binding replaces it (a snapshot rebound only in some branches still reaches the read after
+    them, unless the first pass of their loop certainly takes the branch)."""
+    found = ctx.frame.scope.reaching(name, pos)
+    others = [b for b in found if b.pos != start]
+    return any(b.pos == start for b in found) and not (
+        others and all(feasible.replaced_on_first_pass(b, ctx, start) for b in others))
 
 
 RULE = Rule(

@@ -276,3 +276,39 @@ def test_a_def_named_fit_that_only_predicts_does_not_train_the_snapshot():
             fit(model, x)
             model.load_state_dict(best)
     """) == []
+
+
+# ---- which paths can run: a placeholder the first comparison replaces -------------------------------------
+
+PLACEHOLDER = """
+import numpy as np
+import torch
+def train_model(model, opt, x, epochs):
+    best_wts = model.state_dict()
+    best = {start}
+    for epoch in range(epochs):
+        loss = model(x).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        score = {score}
+        if {test}:
+            best = score
+            best_wts = model.state_dict()
+    model.load_state_dict(best_wts)
+"""
+
+
+@pytest.mark.parametrize("start, score, test, reported", [
+    ("float('inf')", "loss.item()", "score < best", False),        # the first loss beats infinity
+    ("np.inf", "loss.item()", "best > score", False),
+    ("None", "loss.item()", "best is None or score < best", False),
+    ("0.0", "1 / loss.item()", "score > best", False),              # the first positive score replaces it
+    ("0.0", "float(-loss)", "score > best", True),                  # a negated loss may never beat zero
+    ("0.0", "loss.item()", "score < best", True),                   # a zero to go below: may never happen
+    ("1.0", "loss.item()", "score < best", True),                   # any finite threshold
+])
+def test_placeholder_reaches_the_reload_only_on_a_path_that_can_run(start, score, test, reported):
+    found = codes(PLACEHOLDER.format(start=start, score=score, test=test))
+    assert ((5, "TEN301") in found) is reported
+    assert (15, "TEN301") in found  # the snapshot taken in the loop is the same alias either way

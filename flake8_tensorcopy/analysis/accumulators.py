@@ -119,9 +119,14 @@ def reset_inside(key: str, acc, loop, ctx) -> bool:
         return False
     if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
         return True  # a method called once per step: its resets run on its own calls
-    start = pos_of(loop.test) if isinstance(loop, ast.While) else pos_of(loop)
-    again = ctx.frame.scope.passes_again(ctx.pos, start, resets)
-    return again is None or not again
+    return every_pass(ctx.frame.scope, ctx.pos, loop, resets)
+
+
+def every_pass(scope, pos, loop, resets: list) -> bool:
+    """Some reset at `resets` runs between the statement at `pos` and its next run in a later pass of `loop`,
+    on every path (a reset in no statement of the scope's graph counts)."""
+    again = scope.passes_again(pos, loop, resets) if resets else True
+    return not resets or again is None or not again
 
 
 def _reset_by_callees(loop, ctx) -> dict:

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from tests.support.analysis_tools import context_at
-from tests.support.rule_tools import codes
+from tests.support.rule_tools import codes, findings
 from flake8_tensorcopy.analysis import purpose, training
 from flake8_tensorcopy.analysis.evidence import Strength, tensor_strength
 from flake8_tensorcopy.analysis.facts import FileFacts
@@ -138,8 +138,7 @@ def passes(source: str, start_line: int, loop_line: int, stop_lines: list) -> bo
     loop = next(n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While)) and n.lineno == loop_line)
     start = next(n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno == start_line)
     stops = [(n.lineno, n.col_offset) for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno in stop_lines]
-    head = loop.test if isinstance(loop, ast.While) else loop
-    return scope.passes_again((start.lineno, start.col_offset), (head.lineno, head.col_offset), stops)
+    return scope.passes_again((start.lineno, start.col_offset), loop, stops)
 
 
 PERIODIC = """
@@ -312,3 +311,54 @@ def test_placeholder_reaches_the_reload_only_on_a_path_that_can_run(start, score
     found = codes(PLACEHOLDER.format(start=start, score=score, test=test))
     assert ((5, "TEN301") in found) is reported
     assert (15, "TEN301") in found  # the snapshot taken in the loop is the same alias either way
+
+
+# ---- a reset of an object's state that some pass skips; a tensor on one path for TEN204 ---------------------
+
+METER = """
+import torch
+class Meter:
+    def __init__(self):
+        self.total = 0
+    def update(self, v):
+        self.total += v
+    def reset(self):
+        self.total = 0
+def train(model, loader, opt):
+    meter = Meter()
+    for i, (x, y) in enumerate(loader):
+        loss = (model(x) - y).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        meter.update(loss)
+        {reset}
+"""
+
+
+@pytest.mark.parametrize("reset, reported", [("if i % 100 == 0: meter.reset()", True), ("meter.reset()", False)])
+def test_a_meter_reset_on_some_passes_only(reset, reported):
+    assert any(code == "TEN401" for _, code in codes(METER.format(reset=reset))) is reported
+
+
+def test_torch_tensor_of_a_value_that_is_a_tensor_on_one_path_is_reported_without_a_fix():
+    found = [f for f in findings("""
+        import torch
+        def scale(x=None, n=3):
+            if x is None:
+                x = torch.zeros(n)
+            return torch.tensor(x)
+    """) if f.code == "TEN204"]
+    assert [(f.line, f.fix) for f in found] == [(6, None)]
+    assert "on some path" in found[0].message
+
+
+def test_torch_tensor_of_a_module_or_tensor_stays_quiet():
+    assert codes("""
+        import torch
+        def scale(flag):
+            x = torch.nn.Linear(2, 2)
+            if flag:
+                x = torch.zeros(2)
+            return torch.tensor(x)
+    """) == []

@@ -150,18 +150,31 @@ def outlived_training_loop(key: str, acc, ctx):
 
 
 def reset_inside(key: str, acc, loop, ctx) -> bool:
-    """A plain assignment to the accumulator, `acc.clear()` or `del acc[:]`, anywhere in the loop (a periodic
-    reset counts: the kept graphs are then bounded by the reset interval), or in a def of the file the loop
-    calls that reaches the same object: `self.finish_episode()` emptying `self.saved`, `update()` emptying
-    the global `policy.saved` it does not bind itself."""
+    """A plain assignment to the accumulator, `acc.clear()` or `del acc[:]` in the loop, or a call of a def of
+    the file that empties the same object (`self.finish_episode()` emptying `self.saved`, `update()` emptying
+    the global `policy.saved` it does not bind itself), run on every pass: a reset that some path around the
+    loop skips (`if step % 100 == 0: losses.clear()`) leaves the graphs of the other passes kept."""
     keys, shapes = training.per_loop(ctx, loop, "assigned", _assigned)
-    return key in keys or shape(acc) in shapes or ("." in key and key in training.per_loop(
-        ctx, loop, "reset-by-callee", _reset_by_callees))
+    by_callee = training.per_loop(ctx, loop, "reset-by-callee", _reset_by_callees) if "." in key else {}
+    resets = keys.get(key, []) + shapes.get(shape(acc), []) + by_callee.get(key, [])
+    if not resets:
+        return False
+    if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+        return True  # a method called once per step: its resets run on its own calls
+    return every_pass(ctx.frame.scope, ctx.pos, loop, resets)
 
 
-def _reset_by_callees(loop, ctx) -> set:
-    """Dotted accumulators emptied by the defs of this file that the loop calls (one call deep)."""
-    found = set()
+def every_pass(scope, pos, loop, resets: list) -> bool:
+    """Some reset at `resets` runs between the statement at `pos` and its next run in a later pass of `loop`,
+    on every path (a reset in no statement of the scope's graph counts)."""
+    again = scope.passes_again(pos, loop, resets) if resets else True
+    return not resets or again is None or not again
+
+
+def _reset_by_callees(loop, ctx) -> dict:
+    """Dotted accumulators emptied by the defs of this file that the loop calls (one call deep): key -> the
+    positions of those calls."""
+    found: dict = {}
     for call in walk(loop):
         if not isinstance(call, ast.Call):
             continue
@@ -174,7 +187,7 @@ def _reset_by_callees(loop, ctx) -> set:
         for key in _assigned(fn, ctx)[0]:
             root = (key or "").split(".")[0]
             if "." in (key or "") and (root == "self" if through_self else root != "self" and root not in local):
-                found.add(key)
+                found.setdefault(key, []).append(pos_of(call))
     return found
 
 
@@ -185,17 +198,22 @@ def _bound_names(fn) -> set:
 
 
 def _assigned(loop, ctx):
-    """(dotted names, shapes) of every plain assignment target in the loop, and of every `x.clear()` and
-    `del x[:]`."""
-    keys, shapes = set(), set()
+    """(dotted name -> positions, shape -> positions) of every plain assignment target in the loop, and of
+    every `x.clear()` and `del x[:]`."""
+    keys: dict = {}
+    shapes: dict = {}
+
+    def add(expr, at) -> None:
+        keys.setdefault(dotted(expr), []).append(at)
+        shapes.setdefault(shape(expr), []).append(at)
+
     for stmt in walk(loop):
         if isinstance(stmt, ast.Call) and isinstance(stmt.func, ast.Attribute) and stmt.func.attr == "clear":
-            keys.add(dotted(stmt.func.value))
-            shapes.add(shape(stmt.func.value))
+            add(stmt.func.value, pos_of(stmt))
         if isinstance(stmt, ast.Delete):
-            emptied = [t.value for t in stmt.targets if isinstance(t, ast.Subscript) and _whole(t.slice)]
-            keys.update(dotted(t) for t in emptied)
-            shapes.update(shape(t) for t in emptied)
+            for t in stmt.targets:
+                if isinstance(t, ast.Subscript) and _whole(t.slice):
+                    add(t.value, pos_of(stmt))
         if isinstance(stmt, ast.Assign) and entry_accumulation(stmt) is not None:
             continue  # `stats[k] = stats[k] + v` adds, it does not reset
         if isinstance(stmt, ast.Assign) and _keyed_by_loop(stmt, loop):
@@ -204,8 +222,7 @@ def _assigned(loop, ctx):
             stmt, ast.AnnAssign) else []
         for t in targets:
             for elt in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
-                keys.add(dotted(elt))
-                shapes.add(shape(elt))
+                add(elt, pos_of(stmt))
     return keys, shapes
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, NamedTuple, Optional
 
-from . import api, backward, evidence, names, param_writes, summaries
+from . import api, backward, evidence, names, param_writes, purpose, summaries
 from .evidence import CONTAINER, MODULE, NDARRAY, SURE_TENSOR, TENSORISH
 from .facts import Bind, Binding, dotted, end_of, pos_of
 from .inplace import chain_written, is_inplace_method, written
@@ -185,7 +185,7 @@ def _callee_writes(call: ast.Call, ctx) -> Iterator[Write]:
                for a in call.args + [k.value for k in call.keywords]):
         return
     for w in param_writes.call_writes(call, ctx):
-        if names.PARAM_UPDATE_FUNC(w.fn.name):
+        if purpose.updates_weights(w.fn, ctx.facts):
             continue
         alias = _passed_alias(w.argument, ctx)
         if alias is not None:

@@ -156,6 +156,48 @@ def kind(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> Optional[K
     return None
 
 
+class Strength(enum.IntEnum):
+    """How sure the code makes a value a tensor: each rule picks the strength it needs."""
+
+    OTHER = 0  # known to be something else (a module, an ndarray, a number, ...)
+    UNKNOWN = 1
+    LIKELY = 2  # guessed from a method name, a forward's input, a loader's batch
+    PROVEN = 3  # a torch factory, an annotation, arithmetic on tensors, what every caller passes
+
+
+def strength(k: Optional[Kind]) -> Strength:
+    if k in SURE_TENSOR:
+        return Strength.PROVEN
+    return Strength.LIKELY if k == LIKELY_TENSOR else Strength.UNKNOWN if k is None else Strength.OTHER
+
+
+def tensor_strength(expr: ast.AST, ctx: "Position", pos=None, some_path: bool = False) -> Strength:
+    """How sure the code is that `expr` is a tensor at `pos`: on every path (its joined kind), or with
+    `some_path`, on the path with the strongest evidence (a hazard on one path of several is a hazard), when
+    no path gives a value of another kind (code written for values of several kinds)."""
+    if not some_path:
+        return strength(kind(expr, ctx, pos))
+    found = {strength(k) for k in path_kinds(expr, ctx, pos)}
+    return Strength.UNKNOWN if Strength.OTHER in found else max(found)
+
+
+@memoised(unknown=frozenset({None}))
+def path_kinds(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> frozenset:
+    """The kinds `expr` may have at `pos`, one per path: through the bindings of a name that reach `pos`
+    and both arms of a conditional expression; `kind` joins them into one answer."""
+    if isinstance(expr, ast.IfExp):
+        return path_kinds(expr.body, ctx, pos, depth + 1) | path_kinds(expr.orelse, ctx, pos, depth + 1)
+    if not isinstance(expr, ast.Name) or expr.id in ctx.frame.guards or expr.id == "self":
+        return frozenset({kind(expr, ctx, pos, depth + 1)})
+    found = set()
+    for b in bindings(expr, ctx, pos):
+        if b.kind == Bind.ASSIGN and b.annotation is None and b.value is not None:
+            found |= path_kinds(b.value, ctx, b.pos, depth + 1)
+        else:
+            found.add(_binding_kind(b, expr.id, ctx, depth + 1))
+    return frozenset(found) or frozenset({None})
+
+
 def bindings(name: ast.Name, ctx: "Position", pos) -> list:
     """The bindings that may give the name read `name` its value at `pos`: the generator's, for a variable
     of the comprehension it is read in (its own scope), else those that reach it (`reaching`)."""

@@ -109,6 +109,11 @@ class Scope:
         (analysis/flow.py); None when `start` is in no statement of the graph."""
         return self._flow().escapes(start, stops)
 
+    def passes_again(self, start: Pos, loop: ast.AST, stops: list[Pos]) -> Optional[bool]:
+        """Whether a path from the statement at `start` runs the next pass of `loop` and comes back to it
+        without passing one at `stops` (analysis/flow.py); None when a position is in no statement."""
+        return self._flow().passes_again(start, loop, stops)
+
     def reaches(self, start: Pos, end: Pos) -> bool:
         """Whether a path leads from the statement at `start` to the one at `end` (analysis/flow.py)."""
         return self._flow().reaches(start, end)

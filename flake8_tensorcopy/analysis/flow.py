@@ -339,6 +339,19 @@ class Flow:
         i, j = self._node_at(start), self._node_at(end)
         return i is not None and j is not None and j in self._after(i, set(), itself=False)
 
+    def passes_again(self, start: Pos, loop: ast.AST, stops: list[Pos]) -> Optional[bool]:
+        """Whether some path from the statement at `start` runs the next pass of `loop` and comes back to
+        `start` without passing a statement at one of `stops`: what `start` did outlives a pass the stops do
+        not end. None when a position is in no node."""
+        i = self._node_at(start)
+        head = self._node_at(pos_of(loop.test) if isinstance(loop, ast.While) else pos_of(loop))
+        if i is None or head is None:
+            return None
+        blocked = {self._node_at(p) for p in stops} - {None, head}
+        if i in blocked:
+            return False
+        return head in self._after(i, blocked, itself=False) and i in self._after(head, blocked, itself=True)
+
     def _after(self, i: int, blocked: set, itself: bool) -> set[int]:
         """The nodes some path from node `i` reaches without entering a `blocked` one (with `i` itself)."""
         seen, stack = ({i} if itself else set()), [i]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple, Optional
 
-from . import summaries, training
+from . import accumulators, summaries, training
 from .facts import assigned, end_of, pos_of, self_attribute, walk
 from .position import at
 
@@ -44,7 +44,7 @@ def per_step_calls(attr: str, ctx) -> list[Step]:
                  if (s := _step(call, at(ctx, frame, call), fn)) is not None]
         if steps:  # the method's own writes are its own: a loop that calls it resets nothing else
             resetting = _resetting_methods(ctx.frame.cls, ctx.facts).get(attr, frozenset()) - {fn.name}
-            steps = [s for s in steps if not _resets_in(s.loop, s.call.func.value, resetting)]
+            steps = [s for s in steps if not _resets_in(s, resetting)]
         memo[key] = steps
     return memo[key]
 
@@ -114,8 +114,10 @@ def _resetting_methods(cls: ast.ClassDef, facts) -> dict[str, frozenset]:
     return facts.memo[key]
 
 
-def _resets_in(loop, recv, resetting: frozenset) -> bool:
-    """The loop calls a resetting method on the receiver (`meter.reset()`)."""
-    text = ast.dump(recv)
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in resetting
-               and ast.dump(n.func.value) == text for n in walk(loop))
+def _resets_in(step: Step, resetting: frozenset) -> bool:
+    """The loop calls a resetting method on the receiver (`meter.reset()`) on every pass: a reset that some
+    pass skips (`if i % 100 == 0: meter.reset()`) leaves what the other passes kept."""
+    text = ast.dump(step.call.func.value)
+    resets = [pos_of(n) for n in walk(step.loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+              and n.func.attr in resetting and ast.dump(n.func.value) == text]
+    return bool(resets) and accumulators.every_pass(step.where.frame.scope, pos_of(step.call), step.loop, resets)

@@ -18,7 +18,7 @@ import ast
 
 from . import api, summaries
 from . import elements
-from .evidence import (MAX_DEPTH, PARAM, STATE_DICT, TENSOR, kind, memoised, annotation_kind, numpy_tensor_inputs,
+from .evidence import (MAX_DEPTH, PARAM, STATE_DICT, TENSOR, Strength, kind, memoised, path_kinds, strength, annotation_kind, numpy_tensor_inputs,
                        bindings, loop_items, part, reaching, instance_attribute_kind, self_attribute_kind)
 from .facts import Bind, walk
 
@@ -81,6 +81,14 @@ def _tensor(expr, ctx, pos, depth, callers=True) -> bool:
     if isinstance(expr, ast.UnaryOp):
         return _tensor(expr.operand, ctx, pos, depth + 1, callers)
     return False
+
+
+def on_some_path(name: ast.Name, ctx, pos=None) -> bool:
+    """Of the bindings of `name` that reach `pos`, one is proven a tensor (with a caller's argument) and
+    none gives a value known to be something else: on that path the value is a tensor."""
+    found = bindings(name, ctx, pos or ctx.pos)
+    return (len(found) > 1 and any(_binding(b, ctx, 0, True) for b in found)
+            and Strength.OTHER not in {strength(k) for k in path_kinds(name, ctx, pos)})
 
 
 def _binding(b, ctx, depth, callers) -> bool:

@@ -59,10 +59,44 @@ def is_training_call(call: ast.Call, module, facts, scope, frame=None, depth: in
         return True
     if not names.TRAINING_FUNC(name):
         return False
+    if frame is not None:
+        fn = summaries.callee(call, Position(facts, frame, pos_of(call)), pos_of(call))
+        if isinstance(fn, summaries.DEFS) and not code_trains(fn, facts, depth):
+            return False  # the package's code of `train_step` / `fit` trains nothing, whatever its name says
     if module is None:
         return True
     involved = {n.id for n in walk(call) if isinstance(n, ast.Name)}
     return module in involved or (isinstance(func, ast.Name) and _reads_global(func.id, module, facts))
+
+
+def code_trains(fn, facts, depth: int = 0) -> bool:
+    """The code of def `fn` (of the file of `facts`, or of a neighbouring module) runs a training step: a
+    backward, an optimizer's step, a trainer's run, a framework method that trains what it is given, or a def
+    of the package it calls that does. A call of code the package does not hold counts when named for
+    training: there the name is all the evidence."""
+    home = project.home(fn) or facts
+    key = ("code-trains", id(fn))
+    if key not in home.memo:
+        home.memo[key] = False  # recursion trains nothing
+        inner = home.function_frame(fn)
+        home.memo[key] = any(isinstance(n, ast.Call) and _call_trains(n, home, inner, depth)
+                             for stmt in fn.body for n in walk(stmt))
+    return home.memo[key]
+
+
+def _call_trains(call: ast.Call, facts, frame, depth: int) -> bool:
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if isinstance(func, ast.Attribute) and (
+            name == "backward" or (name == "step" and not names.OTHER_OBJECT(dotted(func.value)))
+            or name in frameworks.TRAINS_ARGUMENT or (names.TRAINER(base_name(func.value)) and name in TRAINER_RUNS)):
+        return True
+    if facts.qualname(func) in GRAD_CALLS:
+        return True
+    fn = summaries.callee(call, Position(facts, frame, pos_of(call)), pos_of(call)) if frame is not None else None
+    if isinstance(fn, summaries.DEFS):
+        return depth < MAX_DEPTH and code_trains(fn, facts, depth + 1)
+    return bool(name) and names.TRAINING_FUNC(name)
 
 
 def _built_with(recv, module, call, scope) -> bool:

@@ -4,8 +4,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..analysis import evidence
-from ..analysis import names
+from ..analysis import evidence, purpose
 from ..analysis.facts import FileFacts, Frame
 from ..text import MAX_QUOTED, one_line, printable
 from .model import Edit, Finding, Fix, FixSafety
@@ -26,6 +25,9 @@ class Context:
     def kind(self, expr: ast.AST, pos=None) -> Optional[evidence.Kind]:
         return evidence.kind(expr, self, pos)
 
+    def tensor_strength(self, expr: ast.AST, pos=None, some_path: bool = False) -> evidence.Strength:
+        return evidence.tensor_strength(expr, self, pos, some_path)
+
     def attached(self, expr: ast.AST, pos=None) -> bool:
         return evidence.attached(expr, self, pos)
 
@@ -43,8 +45,9 @@ class Context:
 
     @property
     def in_param_update_function(self) -> bool:
-        """Inside an init / reset / optimizer / EMA / fuse / load function (at any depth)."""
-        return any(names.PARAM_UPDATE_FUNC(getattr(f, "name", "")) for f in self.frame.funcs)
+        """Inside an init / reset / optimizer / EMA / fuse / load function (at any depth) that runs no
+        backward pass of its own (analysis/purpose.py)."""
+        return any(purpose.updates_weights(f, self.facts) for f in self.frame.funcs)
 
     def text(self, node: ast.AST) -> str:
         """The exact source text of `node`."""

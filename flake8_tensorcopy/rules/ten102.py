@@ -70,7 +70,7 @@ import ast
 
 from ..analysis import backward
 from ..analysis.aliasing import DATA, DIRECT, KEPT, NAME as BY_NAME, alias_writes, still_used
-from ..analysis.evidence import SURE_TENSOR, is_param_like, made_leaf, passed_non_leaf
+from ..analysis.evidence import Strength, is_param_like, made_leaf, passed_non_leaf
 from ..analysis.facts import Bind, children, dotted, end_of, walk
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import tensor_replace
@@ -128,7 +128,9 @@ def _via(write, text: str) -> str:
 def _kept_result(node: ast.Assign, write, ctx):
     """`noise = x.data.normal_()`: x is overwritten, and the result is used as if it were new."""
     source = write.alias.source
-    if is_param_like(source, ctx) or not (ctx.kind(source) in SURE_TENSOR or ctx.attached(source)):
+    # `x.data.normal_()` on a likely tensor (a forward's input) is enough: the kept result says the code
+    # took it for a new tensor, whatever graph `x` has
+    if is_param_like(source, ctx) or not (ctx.tensor_strength(source) >= Strength.LIKELY or ctx.attached(source)):
         return
     if not still_used(source, ctx, end_of(node)) or _only_refilled(source, ctx):
         return

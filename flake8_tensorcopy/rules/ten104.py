@@ -73,7 +73,7 @@ from ..analysis import api, names, own_methods
 from ..analysis.aliasing import named
 from ..analysis.bodies import declared_outside, used_as_objects
 from ..analysis.guards import type_tested
-from ..analysis.evidence import MODULE, NDARRAY, OPTIMIZER, PARAM, STATE_DICT, TENSORISH
+from ..analysis.evidence import MODULE, NDARRAY, OPTIMIZER, PARAM, STATE_DICT, TENSORISH, Strength
 from ..analysis.facts import dotted, end_of, pos_of, walk
 from .model import FixAvailability, FixForm, FixSafety, Rule, Trigger
 from .edits import tensor_replace
@@ -172,8 +172,10 @@ def _discarded(call, ctx):
     kind = ctx.kind(source)
     if kind in NOT_TENSOR:
         return None
-    if kind in TENSORISH or (all(m in COPY_METHODS for m in methods) and not _other_object(source, ctx)
-                             and not own_methods.may_be_own(_innermost(call), ctx)):
+    # a tensor (even a guessed one) on every path, or one proven on some path: there the call changes nothing
+    if kind in TENSORISH or ctx.tensor_strength(source, some_path=True) == Strength.PROVEN or (
+            all(m in COPY_METHODS for m in methods) and not _other_object(source, ctx)
+            and not own_methods.may_be_own(_innermost(call), ctx)):
         return source, "." + "().".join(reversed(methods)) + "()"
     return None
 

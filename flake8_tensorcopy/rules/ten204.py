@@ -155,6 +155,8 @@ def _declared(arg: ast.expr, ctx):
     if not isinstance(arg, ast.Name):
         return None
     reason = declared_tensor(arg.id, ctx)
+    if reason is None and proven.on_some_path(arg, ctx):
+        reason = "a tensor on some path to this call"  # a hazard on one path of several is a hazard
     return None if reason is None or _quiet(arg.id, ctx) else reason
 
 

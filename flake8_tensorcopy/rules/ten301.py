@@ -82,7 +82,7 @@ from __future__ import annotations
 import ast
 import bisect
 
-from ..analysis import names, per_step, state_dicts, training
+from ..analysis import feasible, names, per_step, state_dicts, training
 from ..analysis.bodies import loops
 from ..analysis.facts import Bind, end_of, pos_of
 from .model import FixAvailability, FixForm, FixSafety, Rule
@@ -146,8 +146,8 @@ def _outlived_by_update(node, kept, module, ctx):
         scope = ctx.frame.scope
         keys_only = state_dicts.key_reads(ctx, key)
         home = start if kept.binds else _origin_pos(scope, key, start)
-        reads = [p for p in scope.loads_after(key, end)
-                 if _origin_pos(scope, key, p) == home and p not in keys_only and p not in written_only]
+        reads = [p for p in scope.loads_after(key, end) if home is not None and _reaches(key, home, p, ctx)
+                 and p not in keys_only and p not in written_only]
         if not kept.entry and state_dicts.used_as_loading_target(ctx, key):
             return None
     else:
@@ -220,6 +220,16 @@ def _in_function(ctx, pos) -> bool:
 def _origin_pos(scope, name, pos):
     b = scope.origin(name, pos)
     return b.pos if b is not None else None
+
+
+def _reaches(name, start, pos, ctx) -> bool:
+    """The binding of `name` made at `start` may give the read at `pos` its value: on some path that can run
+    no other binding replaces it (a snapshot rebound only in some branches still reaches the read after
+    them, unless the first pass of their loop certainly takes the branch)."""
+    found = ctx.frame.scope.reaching(name, pos)
+    others = [b for b in found if b.pos != start]
+    return any(b.pos == start for b in found) and not (
+        others and all(feasible.replaced_on_first_pass(b, ctx, start) for b in others))
 
 
 RULE = Rule(

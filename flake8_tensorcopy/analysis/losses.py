@@ -28,6 +28,12 @@ def backpropagated_in(facts, root) -> frozenset:
     return facts.index(_backward_keys, root)[0]
 
 
+def attribute_backpropagated(attr: str, facts) -> bool:
+    """Some code of the file backpropagates through an attribute `attr` of an object (`self.attr`,
+    `policy.attr`, iterated into a loss): what it holds is a loss term, its graph needed."""
+    return any("." in k and k.rsplit(".", 1)[1] == attr for k in backpropagated_in(facts, facts.tree))
+
+
 def backpropagated_elements(ctx) -> frozenset:
     """Lists an element of which is backpropagated (`losses[-1].backward()`): what they hold requires grad,
     and backward through one element leaves the others' graphs alive."""
@@ -66,6 +72,8 @@ def _backward_keys(facts, root) -> tuple[frozenset, frozenset, frozenset]:
         elif isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None:
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
             assigns.append((set().union(*(_stored(t) for t in targets)), _reads(n.value), n.value))
+        elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):  # what is iterated gives the items
+            assigns.append((_stored(n.target), _reads(n.iter), n.iter))
     for expr in losses:
         keys |= _reads(expr)
     changed = True

@@ -198,9 +198,11 @@ def _kept_across_steps(node, acc, values, step, ctx):
 def _kept_across_calls(node, acc, key: str, values, ctx):
     """`self.total += value` in a method that a training loop of the file calls once per step on one object
     (`meter.update(loss)`, `stats["loss"] = loss`), with `value` attached at every call; `self.total` is
-    not reset by the method nor by a method the loop calls on the object."""
+    not reset by the method nor by a method the loop calls on the object, and no code of the file
+    backpropagates through the attribute (a policy's saved values, the critic's loss at an episode's end)."""
     attr = self_attribute(acc, subscripts=True) or accumulators.entry_root_attribute(acc)
-    if attr is None or accumulators.reset_inside(key, acc, ctx.frame.func, ctx) or key in loss_keys(ctx):
+    if attr is None or accumulators.reset_inside(key, acc, ctx.frame.func, ctx) or key in loss_keys(ctx) or \
+            losses.attribute_backpropagated(attr, ctx.facts):
         return
     candidates = [v for v in _elements(values) if not isinstance(v, ast.Constant)]
     steps = per_step.per_step_calls(attr, ctx) if candidates else []

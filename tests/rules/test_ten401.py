@@ -440,3 +440,69 @@ def test_a_loss_autograd_ran_backward_from_is_proven_and_fixed():
     (finding,) = _found(source, "TEN401")
     assert finding.fix is not None and finding.fix.tensors
     assert "totals['loss'] += loss.item()" in fix_source(textwrap.dedent(source), "t.py", RULES, unsafe=True).fixed
+
+
+# A policy keeps (log_prob, value) on `self` every step; a def of the file iterates them into the loss it
+# backpropagates at the episode's end (fix review 3, class E: `.detach()` there stopped the critic learning).
+POLICY = """
+import torch
+import torch.nn as nn
+from torch.distributions import Categorical
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pi = nn.Linear(4, 2)
+        self.v = nn.Linear(4, 1)
+        self.saved = []
+
+    def select_action(self, x):
+        m = Categorical(logits=self.pi(x))
+        a = m.sample()
+        self.saved.append((m.log_prob(a), self.v(x)))
+        return a
+
+
+policy = Policy()
+opt = torch.optim.SGD(policy.parameters(), lr=0.1)
+
+
+def finish_episode():
+    loss = 0
+    for log_prob, value in policy.saved:
+        loss = loss - log_prob * (1.0 - value).detach() + (value - 1.0).pow(2).sum()
+    opt.zero_grad()
+    {end}
+    opt.step()
+    policy.saved.clear()
+
+
+for episode in range(4):
+    for t in range(3):
+        policy.select_action(torch.randn(4))
+    finish_episode()
+"""
+
+
+def test_values_kept_on_an_object_for_a_later_backward_through_the_attribute_are_not_reported():
+    assert _found(POLICY.replace("{end}", "loss.backward()"), "TEN401") == []
+
+
+def test_values_kept_on_an_object_that_no_backward_reads_are_reported():
+    (finding,) = _found(POLICY.replace("{end}", "print(float(loss))"), "TEN401")
+    assert finding.line == 17 and "'self.saved'" in finding.message
+
+
+def test_the_kept_values_carry_the_graph_the_backward_needs():
+    """The claim behind staying quiet: detaching the kept value leaves the critic without a gradient."""
+    def critic_grad(detach: bool):
+        torch.manual_seed(0)
+        v = torch.nn.Linear(4, 1)
+        saved = [v(torch.randn(4)) for _ in range(3)]
+        loss = sum(((s.detach() if detach else s) - 1.0).pow(2).sum() for s in saved)
+        if loss.requires_grad:
+            loss.backward()
+        return v.weight.grad
+
+    assert critic_grad(False) is not None and critic_grad(True) is None

@@ -486,7 +486,7 @@ def _fits(source: ast.AST, steps: tuple[Step, ...], ctx, side: Optional[str] = N
         elif side == "ndarray":
             if s.op not in (VIEW, MAY) or not _array_view(s.node):
                 return None  # a tensor's method on an array
-        elif s.op == MOVE and not _to_cpu(s.node):
+        elif s.op == MOVE and (not _to_cpu(s.node) or _on_gpu(s.node.func.value, ctx)):
             return None
         before = s.node
     return side
@@ -514,6 +514,33 @@ def _to_cpu(call: ast.Call) -> bool:
         if isinstance(given, ast.Constant):
             return str(given.value).startswith("cpu")
     return True
+
+
+def _on_gpu(expr: ast.AST, ctx) -> bool:
+    """The code moves `expr`'s tensor to a GPU on every path: it is (`.data` or `.detach()` of) a
+    `.cuda()` / `.to("cuda")` result, or a name every reaching binding of which is one. A device move of
+    it makes a CPU copy (or stays on the GPU, where `.numpy()` raises): no CPU alias."""
+    while True:
+        if isinstance(expr, ast.Attribute) and expr.attr == "data":
+            expr = expr.value
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "detach":
+            expr = expr.func.value
+        else:
+            break
+    if isinstance(expr, ast.Name):
+        found = ctx.frame.scope.reaching(expr.id, pos_of(expr))
+        return bool(found) and all(b.kind in (Bind.ASSIGN, Bind.ANNASSIGN) and _moved_to_gpu(b.value)
+                                   for b in found)
+    return _moved_to_gpu(expr)
+
+
+def _moved_to_gpu(value) -> bool:
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+        return False
+    if value.func.attr == "cuda":
+        return True
+    given = value.args[0] if value.func.attr == "to" and value.args else None
+    return isinstance(given, ast.Constant) and str(given.value).startswith("cuda")
 
 
 def _array_view(node: ast.AST) -> bool:

@@ -3,6 +3,8 @@ array), and when its fix (a copy at the alias site) is withheld: a lesson that o
 memory after the write, in a notebook or a script."""
 from __future__ import annotations
 
+import pytest
+
 from tests.support.rule_tools import findings_of as _found, notebook_findings as _notebook_findings
 
 
@@ -56,3 +58,25 @@ def test_a_lesson_that_prints_the_shared_memory_is_reported_without_a_fix():
     assert finding.fix is None
     (used,) = _found(LESSON + "total = n.sum()\n", "TEN103")
     assert used.fix is not None  # read other than printed: the copy is what the code needs
+
+
+GPU_ALIAS = """
+import torch
+
+x = torch.ones(2){move}
+s = x.data.cpu().numpy()
+s += 1.0
+y = x * 2
+"""
+
+
+@pytest.mark.parametrize("move, reported", [
+    (".cuda()", False), ('.to("cuda")', False), ('.to("cuda:1")', False),  # the code moved it: .cpu() copies
+    (".to(device)", True), ("", True), ('.to("cpu")', True),
+])
+def test_a_move_to_cpu_of_a_tensor_the_code_put_on_a_gpu_makes_no_alias(move, reported):
+    """Fix review 3, class G: `.cpu()` of a tensor every path moved to a GPU is a copy."""
+    source = GPU_ALIAS.replace("{move}", move).replace("x = torch.ones(2).to(device)",
+                                                      "device = 'cpu'\nx = torch.ones(2).to(device)")
+    found = [f.line for f in _found(source, "TEN103")]
+    assert bool(found) is reported, found

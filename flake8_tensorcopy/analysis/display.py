@@ -9,7 +9,7 @@ import ast
 import bisect
 from typing import Optional
 
-from .facts import end_of
+from .facts import end_of, pos_of
 
 
 def displayed(node: ast.stmt, ctx) -> bool:
@@ -44,8 +44,9 @@ def _module_statement(pos, ctx) -> Optional[ast.stmt]:
 def only_shown(source: ast.AST, write: ast.AST, ctx, alias: str = "") -> bool:
     """The code shows the sharing on purpose, as a lesson does: every read of the named `source`'s object
     after `write` is printed or a cell's displayed output (`t.add_(1); print(t); print(n)`), or the first
-    one shows the `alias` beside it (`b += 1; print(a, b)`). Reads a later rebinding reaches are of
-    another object."""
+    one is, showing the `alias` beside it (`b += 1; print(a, b)`); the reads after a first shown one may
+    also be copies, a lesson's contrast (cells `arr`, then `c = torch.tensor(arr)`). Reads a later
+    rebinding reaches are of another object."""
     if not isinstance(source, ast.Name):
         return False
     scope = ctx.frame.scope
@@ -58,7 +59,7 @@ def only_shown(source: ast.AST, write: ast.AST, ctx, alias: str = "") -> bool:
         return False
     if alias and any(isinstance(n, ast.Name) and n.id == alias for n in ast.walk(first)):
         return True
-    return all(_shown_in(pos, ctx) is not None for pos in reached)
+    return all(_shown_in(pos, ctx) is not None or _copied_at(pos, ctx) for pos in reached)
 
 
 def _shown_in(pos, ctx) -> Optional[ast.AST]:
@@ -69,6 +70,21 @@ def _shown_in(pos, ctx) -> Optional[ast.AST]:
         return printed
     stmt = _module_statement(pos, ctx) if ctx.facts.cell_ends else None
     return stmt if stmt is not None and displayed(stmt, ctx) else None
+
+
+COPIES = frozenset({"torch.tensor", "numpy.array", "numpy.copy", "copy.copy", "copy.deepcopy"})
+
+
+def _copied_at(pos, ctx) -> bool:
+    """The read at `pos` is what a copy is made of: `torch.tensor(arr)`, `np.copy(arr)`, `arr.copy()`."""
+    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    for n in ctx.facts.enclosing(root, pos):
+        if isinstance(n, ast.Call):
+            if isinstance(n.func, ast.Attribute) and n.func.attr in ("copy", "clone") and not n.args and \
+                    isinstance(n.func.value, ast.Name) and pos_of(n.func.value) == pos:
+                return True
+            return (ctx.facts.qualname(n.func) or "") in COPIES and bool(n.args) and pos_of(n.args[0]) == pos
+    return False
 
 
 def _printed(node: ast.AST) -> bool:

@@ -39,8 +39,9 @@ loss = y.sum()
 Unsafe: the fix appends `.clone()` at the alias site (`y.detach().clone()`, `y.detach().cpu().clone()`).
 It removes the aliasing, so code that relied on the write reaching `y` behaves differently.
 No fix where the write updates `y` from its gradient (`tmp -= lr * y.grad`, a hand-written step), or where
-every later read of `y` is printed or a notebook cell's displayed output, or the first one shows the alias
-beside it (`print(y, z)`): a lesson showing the sharing.
+every later read of `y` is printed or a notebook cell's displayed output (or, after a first one shown, a
+copy made for a contrast: `y.clone()`), or the first one shows the alias beside it (`print(y, z)`): a
+lesson showing the sharing.
 
 ## References
 - torch.Tensor.detach: "Returned Tensor shares the same storage with the original one. In-place

@@ -35,9 +35,11 @@ def test_a_write_whose_next_read_shows_both_sides_together_gets_no_fix():
     _, (finding,) = _notebook_findings("TEN103", *SHOWN_TOGETHER)
     assert finding.fix is None  # `print(arr, t)` right after the write: the lesson shows the sharing
     alone = SHOWN_TOGETHER[:1] + (SHOWN_TOGETHER[1].replace("print(arr, t)\nt += 1\nprint(arr, t)",
-                                                            "t += 1\nprint(arr)"),) + SHOWN_TOGETHER[2:]
-    _, (other,) = _notebook_findings("TEN103", *alone)
-    assert other.fix is not None  # the array alone, then used: the copy is what the code needs
+                                                            "t += 1\nprint(arr)"),)
+    _, (contrast,) = _notebook_findings("TEN103", *alone, SHOWN_TOGETHER[2])
+    assert contrast.fix is None  # the array shown, then only copied for a contrast: still the lesson
+    _, (other,) = _notebook_findings("TEN103", *alone, "total = arr.sum()\nprint(total)")
+    assert other.fix is not None  # the array shown, then used: the copy is what the code needs
 
 
 # Fixes from proof: a case a trial on unseen code found a harmful fix for.
@@ -80,3 +82,19 @@ def test_a_move_to_cpu_of_a_tensor_the_code_put_on_a_gpu_makes_no_alias(move, re
                                                       "device = 'cpu'\nx = torch.ones(2).to(device)")
     found = [f.line for f in _found(source, "TEN103")]
     assert bool(found) is reported, found
+
+
+SHOWN_IN_TURN = ("import numpy as np\nimport torch", "arr = np.array([3, 4, 5, 6])", "t = torch.from_numpy(arr)",
+                 "t[3] = 100", "t", "arr", "c = torch.tensor(arr)")
+
+
+def test_a_write_then_both_sides_shown_in_turn_gets_no_fix():
+    """Fix review 3, class F: the cells show the alias, then the source, then contrast a copy of it."""
+    _, (finding,) = _notebook_findings("TEN103", *SHOWN_IN_TURN)
+    assert finding.fix is None
+
+
+def test_a_source_read_before_the_alias_is_shown_keeps_the_fix():
+    cells = SHOWN_IN_TURN[:4] + ("total = arr.sum()", "t", "arr")
+    _, (finding,) = _notebook_findings("TEN103", *cells)
+    assert finding.fix is not None

@@ -72,8 +72,8 @@ def _backward_keys(facts, root) -> tuple[frozenset, frozenset, frozenset]:
         elif isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None:
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
             assigns.append((set().union(*(_stored(t) for t in targets)), _reads(n.value), n.value))
-        elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):  # what is iterated gives the items
-            assigns.append((_stored(n.target), _reads(n.iter), n.iter))
+        elif isinstance(n, (ast.For, ast.AsyncFor)):  # what is iterated gives the items (a comprehension's
+            assigns.append((_stored(n.target), _reads(n.iter), n.iter))  # variables are its own: not pooled)
     for expr in losses:
         keys |= _reads(expr)
     changed = True

@@ -506,3 +506,22 @@ def test_the_kept_values_carry_the_graph_the_backward_needs():
         return v.weight.grad
 
     assert critic_grad(False) is not None and critic_grad(True) is None
+
+
+def test_a_comprehension_over_the_list_that_reuses_the_loss_name_does_not_hide_the_accumulation():
+    """Its variable is its own: `losses` of `[losses[0] for losses in kept]` is not the backpropagated one."""
+    source = """
+import torch
+
+def train_epoch(model, data, optimizer):
+    kept = []
+    for x in data:
+        optimizer.zero_grad()
+        losses = model.calculate_loss(x)
+        loss = sum(losses)
+        loss.backward()
+        optimizer.step()
+        kept.append(losses)
+    return sum([losses[0] for losses in kept]).item()
+"""
+    assert [f.line for f in _found(source, "TEN401")] == [12]

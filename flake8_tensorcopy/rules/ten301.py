@@ -146,8 +146,8 @@ def _outlived_by_update(node, kept, module, ctx):
         scope = ctx.frame.scope
         keys_only = state_dicts.key_reads(ctx, key)
         home = start if kept.binds else _origin_pos(scope, key, start)
-        reads = [p for p in scope.loads_after(key, end) if home is not None and _reaches(key, home, p, ctx)
-                 and p not in keys_only and p not in written_only]
+        reads = [p for p, found in _loads_reached(scope, key, ctx).get(home, ()) if p > end
+                 and _feasible(found, home, ctx) and p not in keys_only and p not in written_only]
         if not kept.entry and state_dicts.used_as_loading_target(ctx, key):
             return None
     else:
@@ -222,14 +222,27 @@ def _origin_pos(scope, name, pos):
     return b.pos if b is not None else None
 
 
-def _reaches(name, start, pos, ctx) -> bool:
-    """The binding of `name` made at `start` may give the read at `pos` its value: on some path that can run
-    no other binding replaces it (a snapshot rebound only in some branches still reaches the read after
-    them, unless the first pass of their loop certainly takes the branch)."""
-    found = ctx.frame.scope.reaching(name, pos)
+def _loads_reached(scope, name, ctx) -> dict:
+    """binding position -> [(read, the bindings reaching it)] for every read of `name` in the scope, made
+    once per scope and name (each snapshot asks only for the reads its binding reaches)."""
+    key = ("ten301-reached", id(scope), name)
+    memo = ctx.facts.memo
+    if key not in memo:
+        index: dict = {}
+        for p in scope.loads_after(name, (0, -1)):
+            found = scope.reaching(name, p)
+            for b in found:
+                index.setdefault(b.pos, []).append((p, found))
+        memo[key] = index
+    return memo[key]
+
+
+def _feasible(found, start, ctx) -> bool:
+    """The binding made at `start`, among the `found` ones reaching a read, may give the read its value on
+    some path that can run (a snapshot rebound only in some branches still reaches the read after them,
+    unless the first pass of their loop certainly takes the branch)."""
     others = [b for b in found if b.pos != start]
-    return any(b.pos == start for b in found) and not (
-        others and all(feasible.replaced_on_first_pass(b, ctx, start) for b in others))
+    return not (others and all(feasible.replaced_on_first_pass(b, ctx, start) for b in others))
 
 
 RULE = Rule(

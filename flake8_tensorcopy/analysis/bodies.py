@@ -21,7 +21,8 @@ def last_writes(facts: FileFacts, body: ast.AST) -> dict[str, Pos]:
 
 def last_computed_with(facts: FileFacts, body: ast.AST) -> dict[str, Pos]:
     """Where each name or attribute chain (`self.w0`), or an entry of one (`w0[n]`), is last an operand of
-    arithmetic, an argument of a computation (not of an assertion, comparison or log call) or the receiver of a method call in `body`."""
+    arithmetic, an argument of a computation (not of an assertion, comparison or log call) or the receiver
+    of a method call in `body`."""
     return facts.index(_last_computed_with, body)
 
 

@@ -210,4 +210,3 @@ def sum_argument(call: ast.Call, ctx) -> Optional[ast.AST]:
             and ctx.frame.scope.binding_before("sum", pos_of(call)) is None):
         return call.args[0]
     return None
-

@@ -55,7 +55,8 @@ LIKELY_TENSOR_METHODS = frozenset({"clone", "detach_"})
 REGISTERS = frozenset({"register_modules", "add_module", "register_module"})
 LEAF_ATTRS = ("weight", "bias", "grad")  # a module's parameters, a gradient: leaves of the graph
 # torch modules whose forward returns a tuple or that cannot be called (containers)
-TUPLE_MODULES = re.compile(r"RNN|LSTM|GRU|MultiheadAttention|AdaptiveLogSoftmax|^Module(List|Dict)$|^Parameter(List|Dict)$")
+TUPLE_MODULES = re.compile(r"RNN|LSTM|GRU|MultiheadAttention|AdaptiveLogSoftmax"
+                           r"|^Module(List|Dict)$|^Parameter(List|Dict)$")
 MAX_DEPTH = 100  # a guard for the interpreter's stack; answers are memoised, so cost stays polynomial
 
 

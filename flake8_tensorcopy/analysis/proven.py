@@ -18,7 +18,8 @@ import ast
 
 from . import api, summaries
 from . import elements
-from .evidence import (MAX_DEPTH, PARAM, STATE_DICT, TENSOR, Strength, kind, memoised, path_kinds, strength, annotation_kind, numpy_tensor_inputs,
+from .evidence import (MAX_DEPTH, PARAM, STATE_DICT, TENSOR, Strength, kind, memoised, path_kinds, strength,
+                       annotation_kind, numpy_tensor_inputs,
                        bindings, loop_items, part, reaching, instance_attribute_kind, self_attribute_kind)
 from .facts import Bind, walk
 

@@ -115,7 +115,8 @@ def check(node, ctx):
         if write.callee is not None:
             where += f" ({write.callee.fn.name}() writes it in place; the call is on line {write.callee.call.lineno})"
             at = "in the call" if write.alias.site is write.callee.argument else at
-        yield ctx.finding(write.reported_at(node), fix, alias=write.name, source=ctx.text(source), how=alias.how(), where=where,
+        yield ctx.finding(write.reported_at(node), fix, alias=write.name, source=ctx.text(source), how=alias.how(),
+                          where=where,
                           copy=f".{copy}() {at}")
 
 

@@ -57,7 +57,8 @@ def test_a_comprehension_variable_is_an_element_of_its_iterable_not_the_outer_na
 
 
 def test_a_name_read_after_the_comprehension_is_the_outer_one():
-    source = PARAMS.replace("        return kept", "        return p.sum()  # <-").replace("  # <-\n        return p", "\n        return p")
+    source = PARAMS.replace("        return kept", "        return p.sum()  # <-")
+    source = source.replace("  # <-\n        return p", "\n        return p")
     p, ctx = _at(source, "p")
     assert evidence.kind(p, ctx) == evidence.TENSOR and not evidence.attached(p, ctx)
 

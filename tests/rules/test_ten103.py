@@ -78,8 +78,8 @@ y = x * 2
 ])
 def test_a_move_to_cpu_of_a_tensor_the_code_put_on_a_gpu_makes_no_alias(move, reported):
     """Fix review 3, class G: `.cpu()` of a tensor every path moved to a GPU is a copy."""
-    source = GPU_ALIAS.replace("{move}", move).replace("x = torch.ones(2).to(device)",
-                                                      "device = 'cpu'\nx = torch.ones(2).to(device)")
+    source = GPU_ALIAS.replace("{move}", move)
+    source = source.replace("x = torch.ones(2).to(device)", "device = 'cpu'\nx = torch.ones(2).to(device)")
     found = [f.line for f in _found(source, "TEN103")]
     assert bool(found) is reported, found
 

@@ -7,9 +7,7 @@ from __future__ import annotations
 import ast
 
 from . import api, project, summaries, training
-from .facts import dotted, pos_of, self_attribute, walk
-
-APPENDERS = {"append": 0, "appendleft": 0, "insert": 1}
+from .facts import dotted, entry_added, pos_of, self_attribute, walk
 
 
 def accumulation(node):
@@ -19,11 +17,8 @@ def accumulation(node):
         return (node.target, [node.value]) if isinstance(node.op, ast.Add) else None
     if isinstance(node, ast.Assign):
         return entry_accumulation(node)
-    call = node.value
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-            and call.func.attr in APPENDERS and not call.keywords):
-        return None
-    return call.func.value, call.args[APPENDERS[call.func.attr]:][:1]
+    added = entry_added(node.value)
+    return None if added is None else (added[0], [added[1]])
 
 
 def entry_accumulation(node: ast.Assign):

@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .bindings import Bind, Pos, pos_of
-from .facts import DEFS, dotted
+from .facts import ADDERS, DEFS, dotted
 
 PARAM, DETACHED, NUMBER, VALUE, ENTRIES, ROWS = "param", "detached", "number", "value", "entries", "rows"
 PASS_ON = frozenset({"list", "tuple", "sorted", "reversed", "iter", "tqdm", "trange", "set", "frozenset"})
 PARAMETER_ITEMS = {"parameters": (), "named_parameters": (1,)}
 BUFFER_ITEMS = {"buffers": (), "named_buffers": (1,)}
 NAME_ITEMS = {"named_parameters": (0,), "named_buffers": (0,), "named_modules": (0,), "named_children": (0,)}
-FILLS = frozenset({"append", "insert", "appendleft", "add"})  # methods that add their last argument as an entry
+FILLS = frozenset({*ADDERS, "add"})  # methods that add their last argument as an entry (`add` of a set)
 MAX_DEPTH = 12
 
 

@@ -694,6 +694,18 @@ def assigned(stmt: ast.AST) -> list[tuple[ast.expr, ast.expr]]:
     return found
 
 
+ADDERS = {"append": 0, "appendleft": 0, "insert": 1}  # container methods: the argument kept as an entry
+
+
+def entry_added(node: ast.AST) -> Optional[tuple[ast.expr, ast.expr]]:
+    """(container, entry) of `c.append(v)`, `c.appendleft(v)`, `c.insert(i, v)`; None for anything else."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords:
+        index = ADDERS.get(node.func.attr)
+        if index is not None and len(node.args) == index + 1:
+            return node.func.value, node.args[index]
+    return None
+
+
 def within(stmts: list, pos: Pos) -> bool:
     """`pos` lies in the statements `stmts` (a non-empty body)."""
     return pos_of(stmts[0]) <= pos <= end_of(stmts[-1])

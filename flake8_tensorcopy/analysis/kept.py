@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING, Optional
 
 from . import evidence
 from .bindings import Bind, pos_of
-from .facts import walk
+from .facts import entry_added, walk
 from .inplace import is_inplace_method, through_chain
 
 if TYPE_CHECKING:  # pragma: no cover
     from .position import Position
 
-APPENDS = {"append": 0, "insert": 1}  # method: the argument that is kept
 ALIASES = ("detach",)  # methods whose result shares the whole storage
 # In-place writes that change a value already held, as opposed to filling a buffer (`copy_`, `fill_`, `out=`).
 FILLS = frozenset({"copy_", "fill_", "set_", "resize_", "normal_", "uniform_", "random_", "bernoulli_",
@@ -56,10 +55,9 @@ def stores(facts, root: ast.AST) -> dict[str, list[Store]]:
             found.setdefault(name, []).append(Store(node, value, holder))
 
     for node in walk(root):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in APPENDS:
-            index = APPENDS[node.func.attr]
-            if len(node.args) == index + 1 and not node.keywords:
-                add(node, node.args[index], node.func.value)
+        added = entry_added(node)
+        if added is not None:
+            add(node, added[1], added[0])
         elif isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             if isinstance(target, (ast.Subscript, ast.Attribute, ast.Name)):

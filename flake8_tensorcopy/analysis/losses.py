@@ -11,7 +11,7 @@ import ast
 from typing import Optional
 
 from . import numbers, project, summaries
-from .facts import Bind, children, dotted, pos_of, walk
+from .facts import Bind, children, dotted, entry_added, pos_of, walk
 
 GRAD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
 SUMS = frozenset({"torch.stack", "torch.cat", "torch.sum"})
@@ -69,6 +69,9 @@ def _backward_keys(facts, root) -> tuple[frozenset, frozenset, frozenset]:
             elif facts.qualname(n.func) in GRAD_CALLS or (
                     isinstance(n.func, ast.Attribute) and n.func.attr == "manual_backward"):  # Lightning's
                 losses += list(n.args) + [k.value for k in n.keywords]
+            elif entry_added(n) is not None:  # `terms.append(v)` stores v's reads in `terms`, as `=` does
+                container, entry = entry_added(n)
+                assigns.append((_stored(container), _reads(entry), entry))
         elif isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None:
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
             assigns.append((set().union(*(_stored(t) for t in targets)), _reads(n.value), n.value))

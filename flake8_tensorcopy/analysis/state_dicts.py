@@ -11,7 +11,7 @@ from typing import NamedTuple, Optional
 
 from . import accumulators, evidence, names, project, summaries, training
 from .evidence import MODULE
-from .facts import Bind, base_name, dotted, end_of, pos_of, walk
+from .facts import ADDERS, Bind, base_name, dotted, end_of, pos_of, walk
 
 SHALLOW_CALLS = frozenset({"dict", "collections.OrderedDict", "OrderedDict", "copy.copy"})
 ALIAS_METHODS = frozenset({"detach", "cpu", "to", "float", "contiguous", "requires_grad_", "view_as"})
@@ -117,7 +117,7 @@ def _entry_writes(facts, body) -> dict:
         if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
             holder = n.value
         elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-              and n.func.attr in {*accumulators.APPENDERS, "extend"}):
+              and n.func.attr in {*ADDERS, "extend"}):
             holder = n.func.value
         else:
             continue

@@ -494,6 +494,59 @@ def test_values_kept_on_an_object_that_no_backward_reads_are_reported():
     assert finding.line == 17 and "'self.saved'" in finding.message
 
 
+# The same policy keeping one list per episode (`self.saved[-1].append(...)`), and a loss built from terms
+# appended to lists (the rest of class E in the re-run after fix review 3).
+EPISODES = """
+import torch
+import torch.nn as nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.v = nn.Linear(4, 1)
+        self.saved = []
+
+    def act(self, x):
+        self.saved[-1].append((x.sum(), self.v(x)))
+
+
+policy = Policy()
+opt = torch.optim.SGD(policy.parameters(), lr=0.1)
+
+
+def finish():
+    terms = []
+    flat = [step for episode in policy.saved for step in episode]
+    for reward, value in flat:
+        terms.append((value - reward).pow(2).sum())
+    loss = torch.stack(terms).sum()
+    opt.zero_grad()
+    {end}
+    opt.step()
+    del policy.saved[:]
+
+
+for episode in range(4):
+    policy.saved.append([])
+    for t in range(3):
+        policy.act(torch.randn(4))
+    finish()
+"""
+
+
+def test_values_kept_per_episode_for_a_loss_built_from_appended_terms_are_not_reported():
+    source = EPISODES.replace("{end}", "loss.backward()")
+    assert _found(source, "TEN401") == []
+    assert fix_source(textwrap.dedent(source), "t.py", RULES, unsafe=True).fixed == textwrap.dedent(source)
+    exec(textwrap.dedent(source), {})  # it runs, and trains the critic through the kept values
+
+
+def test_values_kept_per_episode_that_no_backward_reads_are_reported():
+    (finding,) = _found(EPISODES.replace("{end}", "print(float(loss))"), "TEN401")
+    assert "'self.saved[-1]'" in finding.message or "'self.saved'" in finding.message
+
+
 def test_the_kept_values_carry_the_graph_the_backward_needs():
     """The claim behind staying quiet: detaching the kept value leaves the critic without a gradient."""
     def critic_grad(detach: bool):

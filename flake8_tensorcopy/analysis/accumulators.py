@@ -253,15 +253,20 @@ def starts_numeric(key: str, acc, ctx) -> bool:
 
 def used_as_tensor(key: str, ctx) -> bool:
     """Some code of the function calls a tensor method on the accumulator, or on arithmetic built from it
-    (`epoch_loss.item()`, `(total / n).detach()`): a float would break it, so the fix keeps a tensor
-    (`.detach()`)."""
+    or reads a tensor attribute a float lacks (`total.data[0]`, `total.device`): a float would break it, so
+    the fix keeps a tensor (`.detach()`)."""
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
     return key in ctx.facts.index(_tensor_method_receivers, body)
 
 
 def _tensor_method_receivers(facts, body) -> set:
-    return {name for n in walk(body) if isinstance(n, ast.Attribute) and api.method(n.attr) is not None
+    return {name for n in walk(body) if isinstance(n, ast.Attribute) and _tensor_only_use(n.attr)
             for name in _operands(n.value)}
+
+
+def _tensor_only_use(attr: str) -> bool:
+    """A tensor method, or a tensor attribute that a float does not have (`data`, not `real`)."""
+    return api.method(attr) is not None or api.attribute(attr) is not None and not hasattr(float, attr)
 
 
 def _operands(expr) -> set:

@@ -69,8 +69,8 @@ def _backward_keys(facts, root) -> tuple[frozenset, frozenset, frozenset]:
             elif facts.qualname(n.func) in GRAD_CALLS or (
                     isinstance(n.func, ast.Attribute) and n.func.attr == "manual_backward"):  # Lightning's
                 losses += list(n.args) + [k.value for k in n.keywords]
-            elif entry_added(n) is not None:  # `terms.append(v)` stores v's reads in `terms`, as `=` does
-                container, entry = entry_added(n)
+            elif (added := entry_added(n)) is not None:  # `terms.append(v)` stores v's reads in `terms`
+                container, entry = added
                 assigns.append((_stored(container), _reads(entry), entry))
         elif isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None:
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]

@@ -578,3 +578,30 @@ def train_epoch(model, data, optimizer):
     return sum([losses[0] for losses in kept]).item()
 """
     assert [f.line for f in _found(source, "TEN401")] == [12]
+
+
+# Fix review 4, class H: a total later read through `.data` must stay a tensor (`.item()` made it a float,
+# and the log line raised AttributeError).
+TOTAL_READ = """
+import torch
+
+net = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for epoch in range(3):
+    total = 0
+    for i in range(2):
+        loss = net(torch.randn(4, 2)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        total += loss
+    print("total %.3f" % total.{read})
+"""
+
+
+@pytest.mark.parametrize("read, kept", [("data", "total += loss.detach()"), ("real", "total += loss.item()")])
+def test_a_total_read_through_a_tensor_attribute_keeps_a_tensor(read, kept):
+    source = TOTAL_READ.replace("{read}", read)
+    fixed = fix_source(source, "t.py", RULES, unsafe=True).fixed
+    assert kept in fixed
+    exec(fixed, {})  # the fixed program runs to its last line

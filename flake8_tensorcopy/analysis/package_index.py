@@ -22,7 +22,9 @@ LIMIT = 1 << 20  # a module larger than this (generated code, vendored data) is 
 SOURCES = 8 << 20  # bytes of source whose parsed facts are kept between questions
 PACKAGES = 16  # package indexes kept
 SEARCHES = 8  # words a package's text is searched for before the index of all its words is built
-WORD = re.compile(rb"\w+")
+# a word's uses: a name a `def` or `class` statement binds is not a use (every module of a package of
+# scripts defining `main` does not call the others' `main`)
+WORD = re.compile(rb"(?<!def )(?<!class )\b\w+")
 _packages: "OrderedDict[str, Package]" = OrderedDict()
 
 
@@ -71,7 +73,8 @@ class Package:
         return all(mtime(d) == m for d, m in self.folders)
 
     def mentioning(self, word: str) -> Iterator[str]:
-        """The modules whose source holds the word `word` (a whole \\w+ word), in listing order."""
+        """The modules whose source holds the word `word` (a whole \\w+ word) other than as the name a
+        `def` or `class` binds, in listing order."""
         if not word.isascii():  # the index splits at non-ASCII letters: those words are searched for
             pattern = re.compile(re.escape(word.encode()) + rb"(?<!\w" + re.escape(word.encode()) + rb")(?!\w)")
             yield from (f for f in self.files if (data := read(f)) is not None and pattern.search(data))
@@ -90,7 +93,8 @@ class Package:
         """The modules whose text, as first read, holds the ASCII word `key`, in listing order."""
         text, starts = self._joined()
         found: list[str] = []
-        for m in re.finditer(re.escape(key) + rb"(?<!\w" + re.escape(key) + rb")(?!\w)", text):
+        for m in re.finditer(re.escape(key) + rb"(?<!\w" + re.escape(key) + rb")(?<!def " + re.escape(key) + rb")"
+                             rb"(?<!class " + re.escape(key) + rb")(?!\w)", text):
             file = self.files[bisect.bisect_right(starts, m.start()) - 1]
             if not found or found[-1] != file:
                 found.append(file)

@@ -11,7 +11,6 @@ import ast
 from . import summaries
 from .bindings import end_of, pos_of
 from .facts import children
-from .position import at
 
 GRAD_CALLS = ("torch.autograd.grad", "torch.autograd.backward")
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -52,9 +51,7 @@ def after_return(ctx) -> bool:
     if key not in memo:
         memo[key] = False
         memo[key] = _forward_of_trained_module(fn, ctx) or any(
-            after_in_function(at(ctx, frame, call), end_of(call))
-            for call, frame in summaries.call_sites(fn, ctx, escaped=True)
-            if summaries.callee(call, at(ctx, frame, call), pos_of(call)) is fn)
+            after_in_function(where, end_of(call)) for call, where in summaries.sites(fn, ctx))
     return memo[key]
 
 

@@ -13,7 +13,6 @@ from typing import NamedTuple, Optional
 
 from . import accumulators, summaries, training
 from .facts import assigned, end_of, pos_of, self_attribute, walk
-from .position import at
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
@@ -40,8 +39,7 @@ def per_step_calls(attr: str, ctx) -> list[Step]:
     memo = ctx.facts.memo
     if key not in memo:
         memo[key] = []
-        steps = [s for call, frame in summaries.call_sites(fn, ctx, escaped=True)
-                 if (s := _step(call, at(ctx, frame, call), fn)) is not None]
+        steps = [s for call, inner in summaries.sites(fn, ctx) if (s := _step(call, inner)) is not None]
         if steps:  # the method's own writes are its own: a loop that calls it resets nothing else
             resetting = _resetting_methods(ctx.frame.cls, ctx.facts).get(attr, frozenset()) - {fn.name}
             steps = [s for s in steps if not _resets_in(s, resetting)]
@@ -49,9 +47,9 @@ def per_step_calls(attr: str, ctx) -> list[Step]:
     return memo[key]
 
 
-def _step(call: ast.Call, inner, fn) -> Optional[Step]:
+def _step(call: ast.Call, inner) -> Optional[Step]:
     recv = call.func.value if isinstance(call.func, ast.Attribute) else None
-    if recv is None or summaries.callee(call, inner, inner.pos) is not fn:
+    if recv is None:
         return None
     root = inner.frame.func if inner.frame.func is not None else inner.facts.tree
     for loop in inner.facts.enclosing(root, pos_of(call)):

@@ -58,9 +58,10 @@ def analysing(facts: FileFacts):
 
 
 def imported_def(facts: FileFacts, node: ast.ImportFrom, name: str) -> Optional[ast.AST]:
-    """The plain def that `name`, bound by `from ... import` `node` in the file of `facts`, stands for."""
+    """The plain def or class that `name`, bound by `from ... import` `node` in the file of `facts`, stands for."""
     found = imported_binding(facts, node, name, None)
-    return found[1].node if found and found[1].kind == Bind.OTHER and isinstance(found[1].node, DEFS) else None
+    plain = found and found[1].kind == Bind.OTHER and isinstance(found[1].node, DEFS + (ast.ClassDef,))
+    return found[1].node if plain else None
 
 
 def imported_value(facts: FileFacts, node: ast.ImportFrom, name: str) -> Optional[tuple[FileFacts, Binding]]:
@@ -81,6 +82,20 @@ def imported_class(facts: FileFacts, node: ast.ImportFrom, name: str) -> Optiona
     if found is None or found[1].kind != Bind.OTHER or not isinstance(found[1].node, ast.ClassDef):
         return None
     return found[1].node, found[0]
+
+
+def imports_neighbours(facts: FileFacts) -> bool:
+    """The module's code imports a name from a module of its package (or, for a script, from a module
+    beside it): `from .meters import Meter`, `from pkg.meters import Meter`."""
+    key = "imports-neighbours"
+    if key not in facts.memo:
+        facts.memo[key] = False
+        if facts.path not in (None, *STDIN_NAMES):
+            here = os.path.dirname(os.path.abspath(facts.path))
+            facts.memo[key] = any(
+                isinstance(b.node, ast.ImportFrom) and _module_file(here, b.node.module, b.node.level, facts)
+                for bs in facts.module_scope.bindings.values() for b in bs if b.kind == Bind.IMPORT)
+    return facts.memo[key]
 
 
 def module_def(facts: FileFacts, node: ast.AST, name: str, attr: str) -> Optional[ast.AST]:
@@ -148,6 +163,27 @@ def imports(other: FileFacts, path: str) -> bool:
 def home(fn: ast.AST) -> Optional[FileFacts]:
     """The facts of the other module `fn` was found in; None for a def of the file itself."""
     return getattr(fn, HOME, None)
+
+
+def analysed_home(node: ast.AST) -> Optional[FileFacts]:
+    """The facts of the text under analysis that holds `node` (a def or class at its top, or a method of
+    such a class), reached from a neighbour that imports it; None otherwise."""
+    for facts in _open.values():
+        if id(node) in _top_ids(facts):
+            return facts
+    return None
+
+
+def _top_ids(facts: FileFacts) -> frozenset:
+    key = "top-ids"
+    if key not in facts.memo:
+        found = set()
+        for b in (b for bs in facts.module_scope.bindings.values() for b in bs if b.kind == Bind.OTHER):
+            found.add(id(b.node))
+            if isinstance(b.node, ast.ClassDef):
+                found.update(id(d) for d in b.node.body if isinstance(d, DEFS))
+        facts.memo[key] = frozenset(found)
+    return facts.memo[key]
 
 
 def _alias(node: ast.ImportFrom, name: str) -> Optional[ast.alias]:
@@ -277,7 +313,8 @@ def _parse(file: str) -> Optional[FileFacts]:
     for b in (b for bs in facts.module_scope.bindings.values() for b in bs):
         if b.kind == Bind.OTHER and isinstance(b.node, DEFS):
             setattr(b.node, HOME, facts)
-        elif b.kind == Bind.OTHER and isinstance(b.node, ast.ClassDef):  # its methods (`__call__` of an instance)
+        elif b.kind == Bind.OTHER and isinstance(b.node, ast.ClassDef):  # it and its methods (`meter.update`)
+            setattr(b.node, HOME, facts)
             for d in b.node.body:
                 if isinstance(d, DEFS):
                     setattr(d, HOME, facts)

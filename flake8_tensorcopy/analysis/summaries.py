@@ -16,7 +16,7 @@ import re
 from typing import Callable, Optional
 
 from . import item_sites, project
-from .facts import Bind, children, lines_of, walk
+from .facts import Bind, children, lines_of, self_attribute, walk
 from .position import at
 
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -77,12 +77,12 @@ def runs(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
 def instance_method(func: ast.Attribute, ctx, pos) -> Optional[ast.AST]:
     """The method `func.attr` of the package class that `func.value` is an instance of: a name bound to
     `Cls(...)` (or to what a factory def returns), or `self.attr` when the enclosing class gives that
-    attribute instances of one class; a class of the file (imported classes are not searched: that cost a
-    parse of neighbours for every method call). A parameter's class is not asked of its callers (that
-    costs a search of the package for every method call on a parameter)."""
+    attribute instances of one class; a class of the file or one it imports from its package (that module
+    is parsed when a receiver is made by a class it imports). A parameter's class is not asked of its
+    callers (that costs a search of the package for every method call on a parameter)."""
     recv = func.value
-    if func.attr not in method_names(ctx.facts):
-        return None  # no class of the file defines it (the classes of other modules are not searched)
+    if func.attr not in method_names(ctx.facts) and not project.imports_neighbours(ctx.facts):
+        return None  # no class of the file defines it, and the file imports nothing from its package
     key = ("instance-method", id(func), pos, id(ctx.frame.scope))
     memo = ctx.facts.memo
     if key not in memo:
@@ -280,7 +280,7 @@ def imported(b, ctx, ask: Callable, depth: int):
 
 def in_home(fn: ast.AST, ctx):
     """`ctx` for reading `fn`: moved into its module's file when it is a def of another module."""
-    home = project.home(fn)
+    home = project.home(fn) or project.analysed_home(fn)
     return ctx if home is None or home is ctx.facts else _moved(ctx, home, fn)
 
 
@@ -396,6 +396,18 @@ def _argument(fn, param: str, ctx, ask, depth, any_site, seen: list):
         answers = itertools.chain(answers, (_foreign_answer(value, call, inner, ask, depth, seen)
                                             for value, call, inner in _foreign_sites(target, fn, param, ctx)))
     return _join(answers, any_site)
+
+
+def sites(fn: ast.AST, ctx) -> list:
+    """(call, position at it) for each call in the file that runs `fn` (call_sites, escaped ones too, whose
+    callee is `fn`). The calls of a method in the package's other modules are not searched: asking the
+    package index for each class name cost more than the rest of the analysis on library code."""
+    key = ("sites", id(fn))
+    memo = ctx.facts.memo
+    if key not in memo:
+        here = [(call, at(ctx, frame, call)) for call, frame in call_sites(fn, ctx, escaped=True)]
+        memo[key] = [(c, p) for c, p in here if callee(c, p, p.pos) is fn]
+    return memo[key]
 
 
 def _foreign_answer(value, call, inner, ask, depth, seen: list):
@@ -585,10 +597,13 @@ def _word_index(source: str) -> dict[str, list[int]]:
 
 
 def _called_name(node: ast.AST, modules: bool = False) -> Optional[str]:
-    """`name`, or the attribute of `self.name` / `cls.name` (with `modules`, of any `name.attr`)."""
+    """`name`, or the attribute of `self.name` / `cls.name` (with `modules`, of any `name.attr` and of
+    `self.x.attr`)."""
     if isinstance(node, ast.Name):
         return node.id
     if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
             and (modules or node.value.id in ("self", "cls"))):
         return node.attr
+    if modules and isinstance(node, ast.Attribute) and self_attribute(node.value) is not None:
+        return node.attr  # self.meter.update(loss)
     return None

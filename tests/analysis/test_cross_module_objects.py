@@ -1,0 +1,100 @@
+"""Objects held by name or on `self`: a method called on an instance of a class imported from the package is
+that class's def (`wrapper.predict(x)` returns the model output), and `self.meter.update(loss)` in a
+trainer's loop is a call of `Meter.update` on the object its `__init__` made (analysis/summaries.py
+`callee`, `sites`; analysis/project.py)."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from flake8_tensorcopy.analysis import package_index
+from flake8_tensorcopy.engine import core as engine
+
+from tests.support.project_tools import write
+
+METER = """
+    class Meter:
+        def __init__(self):
+            self.values = []
+
+        def update(self, value):
+            self.values.append(value)
+
+        def mean(self):
+            return sum(self.values) / len(self.values)
+"""
+TRAINER = """
+    import torch
+    from .meters import Meter
+
+
+    class Trainer:
+        def __init__(self, model, opt):
+            self.model = model
+            self.opt = opt
+            self.meter = Meter()
+
+        def fit(self, loader):
+            for x, y in loader:
+                self.opt.zero_grad()
+                loss = torch.nn.functional.mse_loss(self.model(x), y)
+                loss.backward()
+                self.opt.step()
+                self.meter.update({value})
+            return self.meter.mean()
+"""
+WRAPPER = """
+    import torch.nn as nn
+
+
+    class Wrapper:
+        def __init__(self):
+            self.net = nn.Linear(4, 1)
+
+        def predict(self, x):
+            return self.net(x){detached}
+"""
+PREDICT = """
+    import torch
+    from .wrap import Wrapper
+
+
+    def train(loader, opt):
+        wrapper = Wrapper()
+        outputs = []
+        for x, y in loader:
+            out = wrapper.predict(x)
+            loss = ((out - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            outputs.append(out)
+        return outputs
+"""
+
+
+def findings(path) -> list[tuple[int, str, str]]:
+    result = engine.analyse(path.read_text(), str(path), [r for r in engine.RULES if r.default_on])
+    return [(f.line, f.code, f.message) for f in result.findings]
+
+
+@pytest.mark.parametrize("value, reported", [("loss", True), ("loss.item()", False), ("loss.detach()", False)])
+def test_a_trainer_holding_the_meter_on_self_calls_it_once_per_step(tmp_path, value, reported):
+    """`self.meter.update(loss)` in a trainer's loop, `self.meter = Meter()` set in its `__init__`."""
+    trainer = TRAINER.format(value=value)
+    files = {"pkg/__init__.py": "", "pkg/meters.py": textwrap.dedent(METER)
+             + textwrap.dedent(trainer.replace("from .meters import Meter", ""))}
+    write(tmp_path, files)
+    package_index.reset()
+    found = findings(tmp_path / "pkg" / "meters.py")
+    assert [code for _, code, _ in found] == (["TEN401"] if reported else [])
+    assert not reported or "(line 23)" in found[0][2]
+
+
+@pytest.mark.parametrize("detached, expected", [("", [(15, "TEN401")]), (".detach()", [])])
+def test_what_a_method_of_an_imported_class_returns_is_known(tmp_path, detached, expected):
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/wrap.py": WRAPPER.format(detached=detached),
+                     "pkg/train.py": PREDICT})
+    package_index.reset()
+    assert [(line, code) for line, code, _ in findings(tmp_path / "pkg" / "train.py")] == expected

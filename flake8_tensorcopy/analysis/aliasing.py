@@ -558,6 +558,17 @@ def _imports_torch(ctx) -> bool:
         a.startswith(FRAMEWORKS) for a in aliases)
 
 
+def fresh(expr: ast.AST, ctx) -> bool:
+    """`expr` makes new storage that nothing else holds: a call of a torch function or a tensor method that
+    torch's declarations say returns a fresh tensor (`torch.zeros(n)`, `x.exp()`), not a view or alias."""
+    if not isinstance(expr, ast.Call):
+        return False
+    op = api.function(ctx.facts.qualname(expr.func))
+    if op is None and isinstance(expr.func, ast.Attribute) and ctx.facts.qualname(expr.func) is None:
+        op = api.method(expr.func.attr)
+    return op is not None and op.alias == "fresh"
+
+
 def named(expr: ast.AST) -> Optional[ast.AST]:
     """`y`, `self.h` or `y[0]` -> the named object (`y`, `self.h`); None for fresh temporaries like
     `f(x)` or `x.clone()`, whose storage nobody else holds."""

@@ -14,7 +14,8 @@ also when `t` is computed elementwise from `base` itself (`ids.new_tensor(ids !=
 `isinstance(t, torch.Tensor)` / `torch.is_tensor(t)` branches and any branch that tests the argument's
 type (there the call is the intended conversion of one input type), on NumPy arrays, lists and scalars,
 and when the argument is only known through a method name, a plain `torch.Tensor` parameter
-annotation or a `.weight` attribute.
+annotation or a `.weight` attribute; quiet too on a legacy constructor of a fresh temporary
+(`torch.Tensor(torch.zeros(n))`: nothing else holds that storage, so no one can see the alias).
 
 Also flags `torch.tensor(p)` / `base.new_tensor(p)` on a parameter `p` (not rebound before the call)
 that its own function declares may be a tensor and may be something else: annotated with a union of a
@@ -93,7 +94,7 @@ from __future__ import annotations
 import ast
 import os
 
-from ..analysis import summaries
+from ..analysis import aliasing, summaries
 from ..analysis import proven
 from ..analysis.evidence import reaching
 from ..analysis.maybe_tensor import declared_tensor
@@ -127,6 +128,8 @@ def check(node: ast.Call, ctx):
         call, why, make_fix = "new_tensor()", WHY_COPY, _new_tensor_fix
     else:
         return
+    if make_fix is _legacy_fix and aliasing.fresh(arg, ctx):
+        return  # `torch.Tensor(torch.zeros(n))`: nobody else holds a fresh temporary's storage to see the alias
     from_base = call == "new_tensor()" and _computed_from(arg, node.func.value)
     if from_base or _real_tensor(arg, ctx):
         fix = None if not from_base and _from_callers(arg, ctx) else make_fix(node, arg, ctx)

@@ -405,3 +405,16 @@ def show(a):
     return t
 """
     assert [w[1:] for w in writes(source)] == [("name", "numpy", "t")]
+
+
+@pytest.mark.parametrize("expr, expected", [
+    ("torch.zeros(3)", True), ("torch.randn(2, 3)", True), ("x.exp()", True), ("x.clone()", True),
+    ("x", False), ("x.view(-1)", False), ("torch.narrow(x, 0, 0, 1)", False), ("x.detach()", False),
+    ("torch.from_numpy(a)", False), ("make(x)", False),
+])
+def test_fresh_storage_is_what_torch_declares_a_new_tensor(expr, expected):
+    from flake8_tensorcopy.analysis.aliasing import fresh
+    from tests.support.analysis_tools import context_at
+
+    node, ctx = context_at(f"import torch\nx = torch.ones(3)\ny = {expr}  # <-\n")
+    assert fresh(node.value, ctx) is expected

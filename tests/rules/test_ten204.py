@@ -122,3 +122,12 @@ def test_tensor_from_tensor_has_a_safe_and_an_unsafe_fix():
     fixes = [f.fix for f in analyse(source, "t.py", select_rules()).findings if f.code == "TEN204"]
     assert [(f.safety, f.edits[0].text) for f in fixes] == [(FixSafety.SAFE, "x.detach().clone()"),
                                                             (FixSafety.UNSAFE, "x.detach().clone()")]
+
+
+@pytest.mark.parametrize("arg, reported", [("torch.zeros(n)", False), ("torch.randn(n, 2).exp()", False),
+                                           ("t", True), ("t.view(-1)", True), ("t.t()", True)])
+def test_a_legacy_constructor_of_a_fresh_temporary_is_no_alias_anyone_sees(arg, reported):
+    """Fix review 5's class F: `torch.Tensor(torch.zeros(n))` (18 fixes in course code) aliases storage that
+    nothing else holds; the alias of a named tensor, or of a view of one, is still reported."""
+    body = f"def f(n):\n    t = torch.ones(n, n)\n    b = torch.Tensor({arg})\n    b.zero_()\n    return t, b\n"
+    assert bool(findings(body)) is reported

@@ -419,6 +419,20 @@ def classes(*where: tuple[type, str]) -> list[str]:
     return sorted(found)
 
 
+def parameterless_losses() -> list[str]:
+    """Loss modules of torch.nn (subclasses of its _Loss) that hold no parameter when built with their
+    defaults: their output requires grad only when an input does."""
+    found = []
+    for name in classes((torch.nn.modules.loss._Loss, "torch.nn")):
+        try:
+            module = getattr(torch.nn, name.rsplit(".", 1)[1])()
+        except Exception:  # needs arguments: not known to be free of parameters
+            continue
+        if not list(module.parameters()):
+            found.append(name)
+    return found
+
+
 def render() -> str:
     torch.manual_seed(0)
     sch = schemas()
@@ -459,6 +473,9 @@ def render() -> str:
     rows += [f"    {name!r}: {value!r}," for name, value in sorted(functions(sch, views, may_view).items())]
     rows += ["}", "", "# nn.Module subclasses that torch.nn exports.", "MODULE_CLASSES = frozenset({"]
     rows += [f"    {name!r}," for name in classes((torch.nn.Module, "torch.nn"))]
+    rows += ["})", "", "# Loss modules holding no parameter (built with their defaults): attached only through inputs.",
+             "PARAMETERLESS_LOSSES = frozenset({"]
+    rows += [f"    {name!r}," for name in parameterless_losses()]
     rows += ["})", "", "# Optimizers and LR schedulers: their state_dict() is data, not live parameters.",
              "OPTIMIZER_CLASSES = frozenset({"]
     rows += [f"    {name!r}," for name in classes((torch.optim.Optimizer, "torch.optim"),

@@ -102,6 +102,11 @@ def is_module_class(qualname: Optional[str]) -> bool:
     return qualname in torch_api.MODULE_CLASSES
 
 
+def is_parameterless_loss(qualname: Optional[str]) -> bool:
+    """A torch.nn loss module that holds no parameter: its output requires grad only when an input does."""
+    return qualname in torch_api.PARAMETERLESS_LOSSES
+
+
 def is_optimizer_class(qualname: Optional[str]) -> bool:
     return qualname in torch_api.OPTIMIZER_CLASSES
 

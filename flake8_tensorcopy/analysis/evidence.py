@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Iterable, Optional
 
 from . import api, elements, names, summaries
-from .facts import Bind, TENSOR_TYPES, base_name, dotted, guard_key, pos_of, target_path, walk
+from .facts import Bind, TENSOR_TYPES, base_name, dotted, guard_key, pos_of, self_attribute, target_path, walk
 from .position import Position
 from .unattached import unattached
 
@@ -613,10 +613,9 @@ def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
     if unattached(expr, ctx, pos):
         return False
     if isinstance(expr, ast.Name):
-        scope = ctx.frame.scope
-        if expr.id in scope.backward_names:
-            return True
         found = bindings(expr, ctx, pos)
+        if expr.id in ctx.frame.scope.backward_names and _backpropagated_binding(expr.id, found, ctx):
+            return True
         return bool(found) and all(_binding_attached(b, expr, ctx, pos, depth) for b in found)
     if isinstance(expr, ast.Attribute):
         if expr.attr in ("weight", "bias"):
@@ -654,6 +653,8 @@ def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
             if op is not None and not op.keeps_grad:
                 return False
             recv = func.value
+            if _parameterless_loss(func, ctx, pos):
+                return any(attached(a, ctx, pos, depth + 1) for a in expr.args)  # self.criterion(pred, y)
             if _submodule_call(func, ctx):
                 return True  # self.encoder(x)
             if kind(func, ctx, pos, depth + 1) == MODULE:
@@ -662,12 +663,38 @@ def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
                 return any(attached(a, ctx, pos, depth + 1) for a in expr.args) or bool(expr.args)
             return attached(recv, ctx, pos, depth + 1)
         if isinstance(func, ast.Name):
+            if _parameterless_loss(func, ctx, pos):
+                return any(attached(a, ctx, pos, depth + 1) for a in expr.args)  # criterion(pred, y)
             if kind(func, ctx, pos, depth + 1) == MODULE:
                 return True  # model(x)
             if names.LOSS_FUNC(func.id):
                 return any(attached(a, ctx, pos, depth + 1) for a in expr.args)
         return False
     return False
+
+
+def _parameterless_loss(func: ast.expr, ctx: "Position", pos) -> bool:
+    """`func` holds a torch loss module without parameters (`criterion = nn.MSELoss()`, or `self.criterion`
+    set only to such modules): calling it keeps a graph only through its inputs."""
+    if isinstance(func, ast.Name):
+        values = [b.value for b in bindings(func, ctx, pos)]
+    elif self_attribute(func) is not None and ctx.frame.cls is not None:
+        values = summaries.self_assignments(ctx.frame.cls, ctx).get(func.attr, [])
+    else:
+        return False
+    return bool(values) and all(isinstance(v, ast.Call) and api.is_parameterless_loss(ctx.facts.qualname(v.func))
+                                for v in values)
+
+
+def _backpropagated_binding(name: str, found: list, ctx: "Position") -> bool:
+    """A backward of the scope runs through `name` bound as here: one of the bindings `found` reaching this
+    point also reaches a `name.backward()` (or none is known). A validation loop's `loss`, bound anew from
+    outputs made under no_grad, is not the training loop's `loss` that is backpropagated."""
+    scope = ctx.frame.scope
+    if not found:
+        return True
+    here = {id(b) for b in found}
+    return any(id(b) in here for at in scope.backward_at.get(name, ()) for b in scope.reaching(name, at))
 
 
 def made_leaf(value: ast.AST, ctx: "Position") -> bool:

@@ -39,6 +39,7 @@ class Scope:
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
     loads: dict[str, list[Pos]] = field(default_factory=dict)
     backward_names: set[str] = field(default_factory=set)  # names with `.backward()` called on them
+    backward_at: dict[str, list[Pos]] = field(default_factory=dict)  # name -> where those calls are
     starts: dict[str, list[Pos]] = field(default_factory=dict)  # where each binding starts, by name
     unsorted: set[str] = field(default_factory=set)  # names whose bindings were not met in source order
     flow: Optional[object] = None  # the control-flow graph (flow.Flow), built when first asked
@@ -395,7 +396,10 @@ class FileFacts:
             self.training_loops.update(id(loop) for loop in frame.loops)
         if isinstance(func, ast.Attribute) and func.attr == "backward":
             for target in [func.value] + node.args[:1]:  # loss.backward(), accelerator.backward(loss)
-                frame.scope.backward_names.update(_backward_roots(target))
+                roots = _backward_roots(target)
+                frame.scope.backward_names.update(roots)
+                for name in roots:
+                    frame.scope.backward_at.setdefault(name, []).append(pos_of(node))
         return _plain(node, frame)
 
     def _cold(self, node: ast.AST) -> bool:

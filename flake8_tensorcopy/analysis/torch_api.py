@@ -1987,6 +1987,32 @@ MODULE_CLASSES = frozenset({
     'torch.nn.ZeroPad3d',
 })
 
+# Loss modules holding no parameter (built with their defaults): attached only through inputs.
+PARAMETERLESS_LOSSES = frozenset({
+    'torch.nn.BCELoss',
+    'torch.nn.BCEWithLogitsLoss',
+    'torch.nn.CTCLoss',
+    'torch.nn.CosineEmbeddingLoss',
+    'torch.nn.CrossEntropyLoss',
+    'torch.nn.GaussianNLLLoss',
+    'torch.nn.HingeEmbeddingLoss',
+    'torch.nn.HuberLoss',
+    'torch.nn.KLDivLoss',
+    'torch.nn.L1Loss',
+    'torch.nn.MSELoss',
+    'torch.nn.MarginRankingLoss',
+    'torch.nn.MultiLabelMarginLoss',
+    'torch.nn.MultiLabelSoftMarginLoss',
+    'torch.nn.MultiMarginLoss',
+    'torch.nn.NLLLoss',
+    'torch.nn.NLLLoss2d',
+    'torch.nn.PoissonNLLLoss',
+    'torch.nn.SmoothL1Loss',
+    'torch.nn.SoftMarginLoss',
+    'torch.nn.TripletMarginLoss',
+    'torch.nn.TripletMarginWithDistanceLoss',
+})
+
 # Optimizers and LR schedulers: their state_dict() is data, not live parameters.
 OPTIMIZER_CLASSES = frozenset({
     'torch.optim.ASGD',

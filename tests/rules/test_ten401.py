@@ -605,3 +605,47 @@ def test_a_total_read_through_a_tensor_attribute_keeps_a_tensor(read, kept):
     fixed = fix_source(source, "t.py", RULES, unsafe=True).fixed
     assert kept in fixed
     exec(fixed, {})  # the fixed program runs to its last line
+
+
+CROSSVALID = """
+    import torch
+    from torch import nn
+
+
+    def crossvalid(model, data):
+        criterion = {criterion}
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        avg_valid_loss = 0
+        for fold in range(4):
+            for x, y in data:
+                loss = criterion(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            valid_losses = []
+            for x, y in data:
+                with {grad}:
+                    pred = model(x)
+                loss = criterion(pred, y)
+                valid_losses.append(loss)
+            avg_valid_loss += sum(valid_losses) / len(valid_losses)
+        return avg_valid_loss / 4
+"""
+
+
+@pytest.mark.parametrize("criterion, grad, reported", [
+    ("nn.MSELoss()", "torch.no_grad()", False),
+    ("nn.MSELoss()", "torch.enable_grad()", True),
+    ("nn.Linear(1, 1)", "torch.no_grad()", True),  # a module with parameters: its output keeps their graph
+])
+def test_a_validation_loss_of_the_same_name_is_not_the_backpropagated_one(criterion, grad, reported):
+    """Fix review 5's class E (6 fixes on false positives): `loss` bound anew in the validation loop from a
+    prediction made under no_grad, by a loss module without parameters, has no graph, though the training
+    loop's `loss` of the same name is backpropagated."""
+    source = textwrap.dedent(CROSSVALID.format(criterion=criterion, grad=grad))
+    assert bool([f for f in findings(source) if f.code == "TEN401"]) is reported
+    if not reported:
+        namespace = {}
+        exec(compile(source, "crossvalid.py", "exec"), namespace)
+        model = torch.nn.Linear(3, 1)
+        assert not namespace["crossvalid"](model, [(torch.randn(1, 3), torch.randn(1, 1))] * 2).requires_grad

@@ -433,6 +433,22 @@ def parameterless_losses() -> list[str]:
     return found
 
 
+def target_parameters() -> dict[str, int]:
+    """torch.nn.functional functions with a `target` parameter (the losses), and the position it takes."""
+    found = {}
+    for name in sorted(dir(torch.nn.functional)):
+        fn = getattr(torch.nn.functional, name)
+        if name.startswith("_") or not callable(fn) or isinstance(fn, type):
+            continue
+        try:
+            params = list(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            continue
+        if "target" in params:
+            found[f"torch.nn.functional.{name}"] = params.index("target")
+    return found
+
+
 def render() -> str:
     torch.manual_seed(0)
     sch = schemas()
@@ -476,7 +492,9 @@ def render() -> str:
     rows += ["})", "", "# Loss modules holding no parameter (built with their defaults): attached only through inputs.",
              "PARAMETERLESS_LOSSES = frozenset({"]
     rows += [f"    {name!r}," for name in parameterless_losses()]
-    rows += ["})", "", "# Optimizers and LR schedulers: their state_dict() is data, not live parameters.",
+    rows += ["})", "", "# torch.nn.functional losses: the position of their `target` parameter.", "TARGET_PARAMETERS = {"]
+    rows += [f"    {name!r}: {index!r}," for name, index in target_parameters().items()]
+    rows += ["}", "", "# Optimizers and LR schedulers: their state_dict() is data, not live parameters.",
              "OPTIMIZER_CLASSES = frozenset({"]
     rows += [f"    {name!r}," for name in classes((torch.optim.Optimizer, "torch.optim"),
                                                   (torch.optim.lr_scheduler.LRScheduler, "torch.optim.lr_scheduler"))]

@@ -107,6 +107,11 @@ def is_parameterless_loss(qualname: Optional[str]) -> bool:
     return qualname in torch_api.PARAMETERLESS_LOSSES
 
 
+def target_index(qualname: Optional[str]) -> Optional[int]:
+    """The position of the `target` parameter of a torch.nn.functional loss (`F.mse_loss(input, target)`)."""
+    return torch_api.TARGET_PARAMETERS.get(qualname)
+
+
 def is_optimizer_class(qualname: Optional[str]) -> bool:
     return qualname in torch_api.OPTIMIZER_CLASSES
 

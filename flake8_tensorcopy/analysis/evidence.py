@@ -653,7 +653,7 @@ def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
             if op is not None and not op.keeps_grad:
                 return False
             recv = func.value
-            if _parameterless_loss(func, ctx, pos):
+            if parameterless_loss(func, ctx, pos):
                 return any(attached(a, ctx, pos, depth + 1) for a in expr.args)  # self.criterion(pred, y)
             if _submodule_call(func, ctx):
                 return True  # self.encoder(x)
@@ -663,7 +663,7 @@ def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
                 return any(attached(a, ctx, pos, depth + 1) for a in expr.args) or bool(expr.args)
             return attached(recv, ctx, pos, depth + 1)
         if isinstance(func, ast.Name):
-            if _parameterless_loss(func, ctx, pos):
+            if parameterless_loss(func, ctx, pos):
                 return any(attached(a, ctx, pos, depth + 1) for a in expr.args)  # criterion(pred, y)
             if kind(func, ctx, pos, depth + 1) == MODULE:
                 return True  # model(x)
@@ -673,7 +673,7 @@ def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
     return False
 
 
-def _parameterless_loss(func: ast.expr, ctx: "Position", pos) -> bool:
+def parameterless_loss(func: ast.expr, ctx: "Position", pos) -> bool:
     """`func` holds a torch loss module without parameters (`criterion = nn.MSELoss()`, or `self.criterion`
     set only to such modules): calling it keeps a graph only through its inputs."""
     if isinstance(func, ast.Name):

@@ -173,3 +173,20 @@ def _block_of(where: "Position", node: ast.AST):
 def _holds(loop: ast.AST, where) -> bool:
     line = where[0] if isinstance(where, tuple) else where.lineno
     return loop.lineno <= line <= (loop.end_lineno or loop.lineno)
+
+
+def outlives_iteration(name: str, where: "Position", loop: ast.AST) -> bool:
+    """The binding of `name` made at `where`, inside `loop`, is read in a later iteration (a read earlier in
+    the loop's body that it reaches through the loop's back edge) or after the loop: the value is kept
+    beyond the step that made it (`best = h.clone()` compared at the next step or returned), not used
+    within it (`skip = x.clone(); ... x + skip`)."""
+    scope = where.frame.scope
+    mine = [b for b in scope.bindings.get(name, ()) if b.pos == where.pos]
+    if not mine:
+        return False
+    start, end = pos_of(loop), (loop.end_lineno, loop.end_col_offset)
+    for at in scope.loads.get(name, ()):
+        later = at > end or start <= at < where.pos
+        if later and any(b is mine[0] for b in scope.reaching(name, at)):
+            return True
+    return False

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from . import numbers, project, summaries
+from . import api, evidence, numbers, project, summaries
 from .facts import Bind, children, dotted, entry_added, pos_of, walk
 
 GRAD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
@@ -302,3 +302,28 @@ def _entries_iterated(loop, name: str):
     else:
         return None
     return it.func.value if isinstance(value, ast.Name) and value.id == name else None
+
+
+def used_as_target(name: str, ctx) -> bool:
+    """The value `name` is bound to here is later passed, in the same function, as the target of a torch
+    loss: the `target` parameter of a torch.nn.functional loss (`F.mse_loss(pred, target)`), or the second
+    input of a loss module without parameters (`criterion(pred, target)`). A target is meant fixed: if it
+    keeps its graph, the loss's gradient flows into it too."""
+    scope = ctx.frame.scope
+    mine = [b for b in scope.bindings.get(name, ()) if b.pos == ctx.pos]
+    if not mine:
+        return False
+    body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    for n in walk(body):
+        if not isinstance(n, ast.Call) or pos_of(n) <= ctx.pos:
+            continue
+        index = api.target_index(ctx.facts.qualname(n.func))
+        if index is None and evidence.parameterless_loss(n.func, ctx, pos_of(n)):
+            index = 1
+        if index is None:
+            continue
+        given = [k.value for k in n.keywords if k.arg == "target"] + n.args[index:index + 1]
+        if any(isinstance(g, ast.Name) and g.id == name and any(b is mine[0] for b in scope.reaching(name, pos_of(g)))
+               for g in given):
+            return True
+    return False

@@ -115,13 +115,6 @@ OPTIMIZER_NAME = Heuristic(
     must=["optimizer", "opt", "optim_g", "adam", "sgd"],
     must_not=["option", "options", "adaptive", "optional_loss"],
 )
-# Names of values kept on purpose as frozen references: best / initial / previous / teacher / target copies.
-FROZEN_NAME = Heuristic(
-    anywhere="""best init initial orig original old prev previous last snapshot snap frozen fixed saved backup
-    teacher target ema ref reference anchor start baseline before pretrained copy""".split(),
-    must=["best_model", "init_state", "prev_h", "target", "ema_weights", "x_ref", "teacher_out", "copy_of_x"],
-    must_not=["lastly_computed_value_name_not", "state", "hidden", "output", "bestow"],
-)
 # Names a state_dict() snapshot gets when it is meant to outlive training (TEN301).
 SNAPSHOT_NAME = Heuristic(
     anywhere="""best init initial orig original old prev previous snapshot snap saved backup start baseline

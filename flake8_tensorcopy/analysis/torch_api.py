@@ -2013,6 +2013,29 @@ PARAMETERLESS_LOSSES = frozenset({
     'torch.nn.TripletMarginWithDistanceLoss',
 })
 
+# torch.nn.functional losses: the position of their `target` parameter.
+TARGET_PARAMETERS = {
+    'torch.nn.functional.binary_cross_entropy': 1,
+    'torch.nn.functional.binary_cross_entropy_with_logits': 1,
+    'torch.nn.functional.cosine_embedding_loss': 2,
+    'torch.nn.functional.cross_entropy': 1,
+    'torch.nn.functional.gaussian_nll_loss': 1,
+    'torch.nn.functional.hinge_embedding_loss': 1,
+    'torch.nn.functional.huber_loss': 1,
+    'torch.nn.functional.kl_div': 1,
+    'torch.nn.functional.l1_loss': 1,
+    'torch.nn.functional.linear_cross_entropy': 2,
+    'torch.nn.functional.margin_ranking_loss': 2,
+    'torch.nn.functional.mse_loss': 1,
+    'torch.nn.functional.multi_margin_loss': 1,
+    'torch.nn.functional.multilabel_margin_loss': 1,
+    'torch.nn.functional.multilabel_soft_margin_loss': 1,
+    'torch.nn.functional.nll_loss': 1,
+    'torch.nn.functional.poisson_nll_loss': 1,
+    'torch.nn.functional.smooth_l1_loss': 1,
+    'torch.nn.functional.soft_margin_loss': 1,
+}
+
 # Optimizers and LR schedulers: their state_dict() is data, not live parameters.
 OPTIMIZER_CLASSES = frozenset({
     'torch.optim.ASGD',

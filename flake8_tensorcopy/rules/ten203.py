@@ -4,9 +4,11 @@
 Flags `t.clone()` without `.detach()` when `t` is attached to the autograd graph (a loss, a model
 output, a parameter, anything computed from them), the code is not under `torch.no_grad()`, and the
 clone is kept beyond the step: appended to or stored in a container or attribute that outlives the
-loop iteration (`history.append(loss.clone())`, `self.prev = h.clone()`), bound to a name that says
-it is a frozen copy (`best`, `initial`, `prev`, `snapshot`, `teacher`, `target`, `ema`, ...), or
-converted with `.numpy()`.
+loop iteration (`history.append(loss.clone())`, `self.prev = h.clone()`), bound to a name in a loop
+and read at a later step or after the loop without being computed with (`best_out = out.clone()`
+returned after training), or converted with `.numpy()`; and a parameter's clone that is later computed
+with (`(w - w0).pow(2)`: the "frozen" copy is in the graph, so the penalty's gradient cancels). A name
+never decides: `skip = x.clone()` added back within the step is quiet whatever it is called.
 
 ## Why is this bad?
 `clone()` records a `CloneBackward0` node and keeps `requires_grad`: gradients flow back into the
@@ -47,7 +49,7 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis import names
+from ..analysis import kept, losses
 from ..analysis.bodies import last_computed_with, last_writes
 from ..analysis.clones import kept_clones
 from ..analysis.evidence import PARAM
@@ -77,21 +79,34 @@ def check(node, ctx):
     if value is None:
         return
     for target in targets:
-        if isinstance(target, ast.Name) and names.FROZEN_NAME(target.id) and not _working_copy(target.id, ctx):
-            yield from _report(value, ctx, "kept as '%s'" % target.id, snapshot=target.id)
+        if isinstance(target, ast.Name) and not _working_copy(target.id, ctx):
+            beyond = _kept_beyond_step(target.id, ctx) or losses.used_as_target(target.id, ctx)
+            yield from _report(value, ctx, "kept as '%s'" % target.id, snapshot=target.id, params_only=not beyond)
         elif isinstance(target, (ast.Attribute, ast.Subscript)) and _outlives_step(target, ctx):
             held = dotted(target) if self_attribute(target) is not None and ctx.frame.cls is not None else None
             yield from _report(value, ctx, "kept in '%s'" % ctx.text(target), snapshot=held)
 
 
-def _report(expr, ctx, why, snapshot=None):
+def _report(expr, ctx, why, snapshot=None, params_only=False):
+    """With `params_only` (a clone bound to a name, used within its step): only a parameter's clone that
+    is computed with later (`(w - w0).pow(2)`: the copy is in the graph, so the penalty's gradient cancels)."""
     for clone in kept_clones(expr):
         source = clone.func.value
-        if snapshot and ctx.kind(source) == PARAM and not _fed_back(snapshot, ctx):
+        param = snapshot and ctx.kind(source) == PARAM
+        if param and not _fed_back(snapshot, ctx):
             continue  # a parameter's clone only compared or logged holds no activations
+        if params_only and not param:
+            continue  # `skip = x.clone()` added back in the same step: the gradient through it is wanted
         if ctx.attached(source):
             fix = tensor_fix(ctx, [clone.func.value], (before_method(ctx, clone.func, "detach()."),), FixSafety.UNSAFE)
             yield ctx.finding(clone, fix, source=ctx.text(source), why=why)
+
+
+def _kept_beyond_step(name: str, ctx) -> bool:
+    """A snapshot: bound in a loop, read in a later iteration or after the loop, and not computed with
+    (a state carried into the next step's computation)."""
+    return (bool(ctx.frame.loops) and kept.outlives_iteration(name, ctx, ctx.frame.loops[-1])
+            and not _fed_back(name, ctx))
 
 
 def _working_copy(name: str, ctx) -> bool:

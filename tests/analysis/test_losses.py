@@ -49,3 +49,25 @@ def test_a_dict_of_numbers_holds_no_loss_term():
             kept = parts["ce"]  # <-
     """)
     assert not losses.loss_entry(node.value, ctx)
+
+
+@pytest.mark.parametrize("call, expected", [
+    ("F.mse_loss(pred, t)", True), ("F.mse_loss(t, pred)", False), ("F.kl_div(pred, target=t)", True),
+    ("criterion(pred, t)", True), ("model(pred, t)", False), ("print(t)", False),
+])
+def test_a_value_passed_as_a_loss_target_is_known(call, expected):
+    from flake8_tensorcopy.analysis.losses import used_as_target
+    from tests.support.analysis_tools import context_at
+
+    node, ctx = context_at(f"""
+        import torch
+        import torch.nn.functional as F
+
+
+        def step(model, x):
+            criterion = torch.nn.MSELoss()
+            pred = model(x)
+            t = pred.clone()  # <-
+            return {call}
+    """)
+    assert used_as_target("t", ctx) is expected

@@ -50,3 +50,53 @@ def test_the_fix_turns_the_kept_clone_into_the_snapshot_the_message_advises(case
     line = source.splitlines()[finding.line - 1]
     fixed = apply_edits(source, finding.fix.edits).splitlines()[finding.line - 1]
     assert fixed == line.replace(ast.get_source_segment(source, call), advice, 1)
+
+
+SNAPSHOT = """
+    import torch
+    import torch.nn.functional as F
+
+
+    def fit(model, loader, opt):
+        best_loss, {name} = float("inf"), None
+        for x, y in loader:
+            out = model(x)
+            loss = F.mse_loss(out, y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if loss.item() < best_loss:
+                best_loss = loss.item()
+                {name} = out.clone()
+        return {name}
+"""
+FORWARD = """
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Linear(4, 4)
+            self.body = nn.Linear(4, 4)
+
+        def forward(self, X):
+            X = F.relu(self.conv1(X))
+            {name} = X.clone()
+            X = self.body(X)
+            return F.relu(X + {name})
+"""
+
+
+@pytest.mark.parametrize("name", ["best_out", "kept"])
+def test_a_clone_kept_beyond_its_step_is_reported_whatever_its_name(name):
+    assert [f for f in codes(SNAPSHOT.format(name=name)) if f[1] == "TEN203"] == [(16, "TEN203")]
+
+
+@pytest.mark.parametrize("name", ["X_before_resblks", "X_orig", "skip", "snapshot"])
+def test_a_clone_used_within_its_step_is_quiet_whatever_its_name(name):
+    """Fix review 5 (class A of the second reviewer): a residual skip cloned and added back in the same
+    forward was reported when its name read as a frozen copy; detaching it cut the gradient to conv1."""
+    assert [f for f in codes(FORWARD.format(name=name)) if f[1] == "TEN203"] == []

@@ -51,7 +51,11 @@ move (`.to(device)`, `.cuda()`, `.cpu()`) is a decision the author made once: it
 code that follows uses the value with a module or an operand the same function moves the same way
 (`model.to(device)`, `y = y.to(device)`; for `.cpu()`, a later `x.numpy()`); otherwise it is reported
 without a fix, and the message says why (a test helper that moves its input but not the module under
-test would crash on a GPU machine). `x.detach_()` is never suggested automatically because it raises on
+test would crash on a GPU machine); a torch module counts as moved by a bare `model.cuda()`, an object of
+another class (whose own `cuda()` method may move only what it holds) does not. A dtype conversion
+(`x.float()`, `y.data.type(torch.float32)`, `x.to(torch.half)`) is never fixed: the code as written runs
+with the old dtype, and assigning it back changes what every later use sees (class labels made float
+make the next `CrossEntropyLoss` raise). `x.detach_()` is never suggested automatically because it raises on
 views and detaches the object for every holder.
 
 ## Known problems
@@ -82,6 +86,8 @@ from ..analysis.display import displayed
 # A line that starts with `name(.attr)*([...])*.method(` or `deepcopy(`: bare calls only.
 COPY_METHODS = frozenset({"detach", "clone"})
 NOT_TENSOR = frozenset({MODULE, NDARRAY, OPTIMIZER, STATE_DICT})
+DTYPE_METHODS = frozenset({"bfloat16", "bool", "byte", "cdouble", "cfloat", "char", "double", "float", "half", "int",
+                           "long", "short", "type", "type_as"})  # conversions of the dtype (torch_api.CONVERSIONS)
 RAISES_CONTEXTS = ("raises", "assertRaises", "assertRaisesRegex", "assert_raises", "assertWarns", "warns")
 
 
@@ -97,6 +103,9 @@ def check(node: ast.Expr, ctx):
     move = _device_move(node.value, ctx)
     if not _can_assign_back(source, call_text, ctx):
         fix, advice = None, "assign the result to a name"
+    elif _changes_dtype(node.value, ctx):
+        fix, advice = None, f"assign it back ({assign}) if every later use of '{target}' is meant to see that " \
+                            "dtype (no fix: the code as written runs with the old one)"
     elif move is not None and not _used_on_device(source, move, node, ctx):
         fix, advice = None, f"assign it back ({assign}) if '{target}' is meant for that device (no fix: nothing " \
                             "it is used with here is moved the same way)"
@@ -117,6 +126,20 @@ def _device_move(call: ast.Call, ctx):
             return attr, tuple(ctx.text(a) for a in call.args) + tuple(ctx.text(k) for k in call.keywords)
         call = call.func.value
     return None
+
+
+def _changes_dtype(call: ast.Call, ctx) -> bool:
+    """The chain converts the dtype (`y.float()`, `y.data.type(torch.float32)`, `x.to(torch.half)`): assigning
+    it back changes what every later use sees (a loss that takes class indices refuses float labels)."""
+    while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+        attr = call.func.attr
+        if attr in DTYPE_METHODS or attr == "to" and (
+                any(k.arg == "dtype" for k in call.keywords)
+                or any(ctx.text(a).startswith("torch.") and not ctx.text(a).startswith("torch.device")
+                       for a in call.args)):
+            return True
+        call = call.func.value
+    return False
 
 
 def _used_on_device(source, move, node, ctx) -> bool:
@@ -145,13 +168,15 @@ def _used_on_device(source, move, node, ctx) -> bool:
 
 
 def _moved_alike(move, node, root, ctx) -> list:
-    """What else `root` moves the way `move` does: the receiver of a bare `model.to(device)` (a module moves in
-    place), or the target of `y = ....to(device)`."""
+    """What else `root` moves the way `move` does: the receiver of a bare `model.to(device)` when it is a torch
+    module (which moves in place), or the target of `y = ....to(device)`."""
     held = []
     for n in walk(root):
         if isinstance(n, ast.Expr) and n is not node and isinstance(n.value, ast.Call) \
                 and _device_move(n.value, ctx) == move:
-            held.append(_chain(n.value)[1] if _chain(n.value)[0] else n.value.func.value)
+            receiver = _chain(n.value)[1] if _chain(n.value)[0] else n.value.func.value
+            if ctx.kind(receiver) == MODULE:  # not `rollouts.cuda()` of a class of the package: its own method
+                held.append(receiver)
         if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and _device_move(n.value, ctx) == move:
             held += n.targets
     return held
@@ -280,7 +305,7 @@ RULE = Rule(
     fix=FixAvailability.SOMETIMES,
     fix_forms=(
         FixForm("the discarded result is assigned back (`x = x.to(device)`); a device move only where a module "
-                "or operand the value is used with is moved the same way",
+                "or operand the value is used with is moved the same way; never a dtype conversion",
                 FixSafety.UNSAFE,
                 "the name now holds the converted tensor; other holders keep the old one"),
     ),

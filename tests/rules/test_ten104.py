@@ -3,6 +3,8 @@ result back): a device move is fixed only where a module or operand the value is
 same way; a notebook cell's last expression is its displayed output, not a discarded result."""
 from __future__ import annotations
 
+import pytest
+
 from tests.support.notebook_tools import cell_sources, code_notebook, fix_notebook
 from tests.support.rule_tools import findings_of as _found
 from flake8_tensorcopy.engine.core import analyse
@@ -49,9 +51,13 @@ def test_a_device_move_an_operand_makes_too_is_fixed():
     assert other.fix is None  # moved elsewhere: not the same decision
 
 
-def test_a_dtype_conversion_is_not_a_device_move():
-    (finding,) = _found("import torch\nx = torch.arange(3)\nx.to(torch.float64)\n", "TEN104")
-    assert finding.fix is not None and finding.fix.edits[0].text == "x = x.to(torch.float64)"
+@pytest.mark.parametrize("line", ["x.to(torch.float64)", "x.float()", "x.data.type(torch.float32)",
+                                  "x.to(dtype=torch.half)", "x.cuda().float()"])
+def test_a_dtype_conversion_is_reported_without_a_fix(line):
+    """Fix review 5 (class D): `y.data.type(torch.float32)` on class labels, assigned back, made the next
+    CrossEntropyLoss raise; the code as written runs with the old dtype, so the fix is the author's call."""
+    (finding,) = _found(f"import torch\nx = torch.arange(3)\n{line}\n", "TEN104")
+    assert finding.fix is None and "meant to see that dtype" in finding.message
 
 
 CELLS = ("import torch\nmodel = torch.nn.Linear(3, 1)\nx = torch.randn(4, 3)",
@@ -73,3 +79,17 @@ def test_fix_leaves_a_cells_displayed_output_alone(tmp_path, capsys):
     code, _, _ = fix_notebook(tmp_path, capsys, code_notebook(*CELLS), "--unsafe-fixes", "--select", "TEN104")
     sources = cell_sources((tmp_path / "nb.ipynb").read_text())
     assert sources[1] == "y_preds = model(x)\ny_preds.cpu()"
+
+
+def test_a_bare_cuda_call_of_a_package_object_is_not_a_module_moved_alike():
+    """Fix review 5 (the second reviewer's class E): `rollouts.cuda()` of a package class, then
+    `rollouts.insert(step, current_obs)`, did not make `current_obs = current_obs.cuda()` what the author meant:
+    `current_obs` is a CPU staging buffer, and the fixed loop's `current_obs *= masks` mixes devices."""
+    source = ("import torch\n\n\nclass Rollouts:\n    def cuda(self):\n        pass\n\n    def insert(self, obs):\n"
+              "        pass\n\n\ncurrent_obs = torch.zeros(4, 3)\nrollouts = Rollouts()\nrollouts.cuda()\n"
+              "current_obs.cuda()\nrollouts.insert(current_obs)\n")
+    (finding,) = _found(source, "TEN104")
+    assert finding.fix is None
+    (moved,) = _found(source.replace("rollouts = Rollouts()", "rollouts = torch.nn.Linear(3, 3)")
+                      .replace("rollouts.insert(current_obs)", "rollouts(current_obs)"), "TEN104")
+    assert moved.fix is not None

@@ -60,3 +60,17 @@ def python_line_ends(source: str) -> str:
     """`source` with every line end (\\r\\n, a lone \\r) written \\n, as Python's tokenizer reads it: line and
     column numbers stay the same, and a count of \\n over the text gives lines whatever the file's line ends."""
     return source.replace("\r\n", "\n").replace("\r", "\n") if "\r" in source else source
+
+
+PERCENT_CELL = re.compile(r"#[ \t]*%%")  # `# %%` / `#%%`: a cell of a percent-format script (VS Code, Jupytext, Spyder)
+
+
+def percent_cell_ends(source: str) -> frozenset[int]:
+    """The lines that end a cell of a percent-format script, run cell by cell in an interactive window, where
+    a cell's last expression is its displayed output: the line before each `# %%` marker at a line's start,
+    and the last line; empty for a script with no marker."""
+    lines = split_lines(source)
+    markers = [n for n, line in enumerate(lines, 1) if PERCENT_CELL.match(line)]
+    if not markers:
+        return frozenset()
+    return frozenset({n - 1 for n in markers if n > 1} | {len(lines)})

@@ -591,14 +591,14 @@ def still_used(source: ast.AST, ctx, after, caller_holds: bool = True) -> bool:
         return False
     if root is not source and root.id in ("self", "cls"):
         return True
-    return used_after(root.id, ctx, after, caller_holds or root is not source) or _backward_after(ctx, after)
+    return used_after(root.id, ctx, after, caller_holds or root is not source) or _backward_after(ctx, after, root.id)
 
 
-def _backward_after(ctx, after) -> bool:
+def _backward_after(ctx, after, name: str) -> bool:
     """A backward later in the function (or the enclosing loop's next pass) reads the tensors the graph
-    saved, the source among them."""
+    saved, the source among them; not when every later backward provably runs through another graph."""
     if backward.after_in_function(ctx, after):
-        return True
+        return not backward.unrelated_after(ctx, after, name)
     loop = ctx.frame.loops[0] if ctx.frame.loops else None
     return loop is not None and any(pos_of(loop) <= p <= end_of(loop)
                                     for p in backward.positions(ctx.facts, ctx.frame.scope.node))

@@ -71,3 +71,78 @@ def _backpropagates(facts) -> bool:
             isinstance(n.func, ast.Attribute) and n.func.attr == "backward" or facts.qualname(n.func) in GRAD_CALLS)
             for n in ast.walk(facts.tree)) if "backward" in facts.source or "grad" in facts.source else False
     return facts.memo[key]
+
+
+def unrelated_after(ctx, after, name: str) -> bool:
+    """Every backward later in the function provably runs through a graph that does not hold `name`: each
+    is `root.backward()` where all that `root` is computed from is known (torch calls, tensor methods,
+    arithmetic, constants and names bound to such) and `name` is not among it (`z = (x * 2).sum();
+    z.backward()` after a lesson's write through an alias of `a`)."""
+    scope = ctx.frame.scope
+    later = [p for p in positions(ctx.facts, scope.node) if p > after]
+    roots: dict = {}
+    for root, places in scope.backward_at.items():
+        for p in places:
+            roots.setdefault(p, set()).add(root)
+    for p in later:
+        if not roots.get(p):
+            return False  # `torch.autograd.grad(...)`, `(a + b).backward()` of no name: unknown
+        for root in roots[p]:
+            found = _depends_on(root, ctx, p, 0)
+            if found is None or name in found:
+                return False
+    return bool(later)
+
+
+def _depends_on(name: str, ctx, pos, depth: int):
+    """The names the value `name` holds at `pos` is computed from (itself included), or None when some of it is
+    unknown (a parameter, a call of something else than torch, a value from another scope)."""
+    if depth > 12:
+        return None
+    found = {name}
+    bindings = ctx.frame.scope.reaching(name, pos)
+    if not bindings:
+        return None
+    for b in bindings:
+        if b.kind.name not in ("ASSIGN", "ANNASSIGN") or b.value is None:
+            return None
+        more = _expr_depends(b.value, ctx, b.pos, depth + 1)
+        if more is None:
+            return None
+        found |= more
+    return found
+
+
+def _expr_depends(expr, ctx, pos, depth: int):
+    if isinstance(expr, ast.Constant):
+        return set()
+    if isinstance(expr, ast.Name):
+        return _depends_on(expr.id, ctx, pos, depth)
+    if isinstance(expr, ast.Call):
+        if isinstance(expr.func, ast.Attribute) and not (ctx.facts.qualname(expr.func) or "").startswith("torch."):
+            parts = [expr.func.value]  # a tensor method: what its receiver is computed from
+        elif (ctx.facts.qualname(expr.func) or "").startswith("torch."):
+            parts = []
+        else:
+            return None
+        parts += list(expr.args) + [k.value for k in expr.keywords]
+    elif isinstance(expr, ast.BinOp):
+        parts = [expr.left, expr.right]
+    elif isinstance(expr, ast.UnaryOp):
+        parts = [expr.operand]
+    elif isinstance(expr, (ast.Tuple, ast.List)):
+        parts = list(expr.elts)
+    elif isinstance(expr, ast.Subscript):
+        parts = [expr.value, expr.slice]
+    elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and \
+            (ctx.facts.qualname(expr) or "").startswith("torch."):
+        return set()  # torch.float32
+    else:
+        return None
+    found = set()
+    for part in parts:
+        more = _expr_depends(part, ctx, pos, depth + 1)
+        if more is None:
+            return None
+        found |= more
+    return found

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
 from ..rules.model import Finding, Rule
-from ..text import python_line_ends
+from ..text import percent_cell_ends, python_line_ends
 from .collector import tuned
 from ..rules import RULES
 
@@ -115,7 +115,8 @@ def analyse(source: str, filename: str = "<stdin>", rules: Sequence[Rule] = RULE
     """Findings for one file's source text. Raises AnalysisError for a file that cannot be parsed.
 
     `tensor_functions`: extra names of functions that return tensors (the `tensor-functions` option);
-    `cell_ends`: for a notebook's program, the lines that end a cell (sources.notebook.cell_ends). Line ends
+    `cell_ends`: for a notebook's program, the lines that end a cell (sources.notebook.cell_ends); a script
+    with `# %%` cell markers gets its cells' ends from them (text.percent_cell_ends). Line ends
     are read as Python reads them (\\r\\n and a lone \\r as \\n), once, here: every rule and count of lines
     sees one text whatever the file's line ends, at the same positions."""
     with tuned():
@@ -139,7 +140,7 @@ def _analyse(source: str, filename: str, rules: Sequence[Rule], tree: Optional[a
     except RecursionError:
         raise AnalysisError("too deeply nested to analyse") from None
     facts.tensor_functions = frozenset(tensor_functions)
-    facts.cell_ends = frozenset(cell_ends)
+    facts.cell_ends = frozenset(cell_ends) or (percent_cell_ends(source) if "%%" in source else frozenset())
     facts.path = filename
     result = Result(parsed=True)
     with project.analysing(facts):  # neighbours that import this file read this text, not the saved file

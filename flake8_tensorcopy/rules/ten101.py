@@ -17,7 +17,8 @@ Code that meant "take a copy and change the copy" silently changes the original.
 Not flagged: a detach of a fresh temporary (`f(x).detach()`, `x.clone().detach()`), copies on the way
 (a cast such as `.double()`, a mask index, `.cuda()` of a CPU tensor), rebinding (`z = z + 1`),
 intended parameter / gradient / optimizer / EMA writes (`p.detach().mul_(...)` in an update or init
-function, `.weight`, `.bias`, `.grad`), and sources never used after the write.
+function, `.weight`, `.bias`, `.grad`), and sources never used after the write (a later backward counts
+as a use unless all it backpropagates is computed, visibly, from other tensors).
 
 ## Example
 ```python

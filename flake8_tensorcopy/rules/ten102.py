@@ -25,7 +25,9 @@ Not flagged: weight initialisation and model surgery, parameter / gradient / opt
 (`.weight`, `.bias`, `.grad`, loop variables over `parameters()`, update and init functions),
 leaves that are optimised like parameters (`torch.zeros(..., requires_grad=True)`), code under
 `torch.no_grad()`, and `.data` of things that are not tensors (datasets, buffers, graphs,
-`self.data`): the rule needs evidence that the receiver is a tensor.
+`self.data`): the rule needs evidence that the receiver is a tensor. Nor a kept result that is never read
+(`_ = labels.data.fill_(1)` initialises `labels`). A kept result whose source is then only printed or
+displayed (`d = a.data.sigmoid_()`, then `a` as a cell's output: a lesson showing the write) has no fix.
 
 ## Example
 ```python
@@ -70,6 +72,7 @@ import ast
 
 from ..analysis import backward
 from ..analysis.aliasing import DATA, DIRECT, KEPT, NAME as BY_NAME, alias_writes, still_used
+from ..analysis.display import only_shown
 from ..analysis.evidence import Strength, is_param_like, made_leaf, passed_non_leaf
 from ..analysis.facts import Bind, children, dotted, end_of, walk
 from .model import FixAvailability, FixForm, FixSafety, Rule
@@ -134,8 +137,12 @@ def _kept_result(node: ast.Assign, write, ctx):
         return
     if not still_used(source, ctx, end_of(node)) or _only_refilled(source, ctx):
         return
+    if ctx.frame.scope.read_later(write.name, end_of(node)) is False:
+        return  # `_ = labels.data.fill_(1)`: the result is never read, so nothing takes it for a new tensor
     text = ctx.text(source)
     fix = tensor_replace(ctx, [source], write.alias.step(DATA).node, f"{text}.detach().clone()", FixSafety.UNSAFE)
+    if only_shown(source, node, ctx, write.name):
+        fix = None  # a lesson showing that the write reaches the source (`d = a.data.sigmoid_()`, then `a`)
     yield ctx.finding(node, fix, via=f"'{ctx.text(node.value)}' (kept as '{write.name}')", source=text,
                       effect=f"'{text}' itself is overwritten, not copied", advice=COPY_ADVICE.format(source=text))
 

@@ -28,7 +28,7 @@ arguments (not the tensor methods), `clone` / `detach` of a receiver of unknown 
 file defines a method of that name (`state.detach()` may be `State.detach`, which works in place),
 statements inside `pytest.raises` / `assertRaises` blocks, and benchmark / warm-up functions, where
 `out.cpu()` is called to wait for the GPU, and the last expression of a notebook cell (`y_preds.cpu()` as
-a cell's last line is the cell's displayed output).
+a cell's last line is the cell's displayed output), a cell of a percent-format script (`# %%`) included.
 
 ## Example
 ```python

@@ -44,7 +44,8 @@ def _module_statement(pos, ctx) -> Optional[ast.stmt]:
 def only_shown(source: ast.AST, write: ast.AST, ctx, alias: str = "") -> bool:
     """The code shows the sharing on purpose, as a lesson does: every read of the named `source`'s object
     after `write` is printed or a cell's displayed output (`t.add_(1); print(t); print(n)`), or the first
-    one is, showing the `alias` beside it (`b += 1; print(a, b)`); the reads after a first shown one may
+    one is, showing the `alias` beside it (`b += 1; print(a, b)`) or the source itself (`print(n)`, to show
+    it changed, whatever the code does with it next); the reads after a first shown one may
     also be copies, a lesson's contrast (cells `arr`, then `c = torch.tensor(arr)`). Reads a later
     rebinding reaches are of another object."""
     if not isinstance(source, ast.Name):
@@ -59,7 +60,16 @@ def only_shown(source: ast.AST, write: ast.AST, ctx, alias: str = "") -> bool:
         return False
     if alias and any(isinstance(n, ast.Name) and n.id == alias for n in ast.walk(first)):
         return True
+    if _whole(first, first_read):
+        return True  # `arr[:, 0] = 20`, then `print(t)`: the first look at the source is at itself, to show it changed
     return all(_shown_in(pos, ctx) is not None or _copied_at(pos, ctx) for pos in reached)
+
+
+def _whole(shown: ast.AST, pos) -> bool:
+    """The display shows the object itself: `print(t)`, a cell's output `t` or `t, arr`, not `print(t.mean())`."""
+    parts = shown.args if isinstance(shown, ast.Call) else [shown.value] if isinstance(shown, ast.Expr) else []
+    parts = [e for p in parts for e in (p.elts if isinstance(p, ast.Tuple) else [p])]
+    return any(isinstance(e, ast.Name) and pos_of(e) == pos for e in parts)
 
 
 def _shown_in(pos, ctx) -> Optional[ast.AST]:

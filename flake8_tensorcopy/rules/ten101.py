@@ -41,7 +41,8 @@ Unsafe: the fix appends `.clone()` at the alias site (`y.detach().clone()`, `y.d
 It removes the aliasing, so code that relied on the write reaching `y` behaves differently.
 No fix where the write updates `y` from its gradient (`tmp -= lr * y.grad`, a hand-written step), or where
 every later read of `y` is printed or a notebook cell's displayed output (or, after a first one shown, a
-copy made for a contrast: `y.clone()`), or the first one shows the alias beside it (`print(y, z)`): a
+copy made for a contrast: `y.clone()`), or the first one shows the alias beside it (`print(y, z)`) or
+`y` itself (`print(y)`, whatever the code does with it next): a
 lesson showing the sharing.
 
 ## References

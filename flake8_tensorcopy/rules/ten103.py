@@ -54,7 +54,8 @@ Unsafe: the fix appends `.copy()` (NumPy) or `.clone()` (torch) at the alias sit
 longer reaches the source; code that relied on the shared memory changes.
 No fix where every later read of the other side is printed or a notebook cell's displayed output (or,
 after a first one shown, a copy made for a contrast: `torch.tensor(arr)`), or the first one shows the
-alias beside it (`print(arr, t)`): a lesson showing the sharing. Nor where every path put the tensor on a
+alias beside it (`print(arr, t)`) or the other side itself (`print(arr)`, a cell's output `arr`, whatever
+the code does with it next): a lesson showing the sharing. Nor where every path put the tensor on a
 GPU (`.cuda()`, `.to("cuda")`): its `.cpu()` is a copy, so there is no alias.
 
 ## Known problems

@@ -21,9 +21,17 @@ def test_a_lesson_that_rebinds_the_array_later_still_only_shows_the_shared_one()
 
 
 def test_a_read_of_the_shared_array_itself_keeps_the_fix():
+    cells = (NUMPY_LESSON[0], "t.add_(1)\ntotal = arr.sum()\nprint(arr)")
+    _, (finding,) = _notebook_findings("TEN103", *cells)
+    assert finding.fix is not None  # the first look at the array after the write uses it
+
+
+def test_a_first_look_at_the_source_itself_is_a_lesson_whatever_comes_next():
+    """Fix review 5 (the second reviewer's class C): `print(q)` right after writing through the alias, then
+    `np.matmul(q, r)`: with the copy, the lesson prints the opposite of what it teaches."""
     cells = NUMPY_LESSON[:2] + ("total = arr.sum()",)
     _, (finding,) = _notebook_findings("TEN103", *cells)
-    assert finding.fix is not None
+    assert finding.fix is None
 
 
 SHOWN_TOGETHER = ("import numpy as np\nimport torch\narr = np.ones(5)\nt = torch.from_numpy(arr)",
@@ -39,7 +47,7 @@ def test_a_write_whose_next_read_shows_both_sides_together_gets_no_fix():
     _, (contrast,) = _notebook_findings("TEN103", *alone, SHOWN_TOGETHER[2])
     assert contrast.fix is None  # the array shown, then only copied for a contrast: still the lesson
     _, (other,) = _notebook_findings("TEN103", *alone, "total = arr.sum()\nprint(total)")
-    assert other.fix is not None  # the array shown, then used: the copy is what the code needs
+    assert other.fix is None  # the array itself shown first: the lesson, whatever the code does with it next
 
 
 # Fixes from proof: a case a trial on unseen code found a harmful fix for.

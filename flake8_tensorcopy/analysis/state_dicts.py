@@ -193,6 +193,19 @@ def module_root(call, ctx):
     return base_name(sd.func.value) if sd is not None else None
 
 
+def other_entry_reads(ctx, key: str, node: ast.AST, value: ast.AST) -> set:
+    """Positions where `key`, bound by `node` to a dict display whose constant-keyed entry holds `value`
+    (`ckpt = {"model": model.state_dict(), "epoch": epoch}`), is read for another constant entry
+    (`ckpt["epoch"]`): such a read does not read the snapshot."""
+    held = node.value if isinstance(node, ast.Assign) else None
+    if not isinstance(held, ast.Dict) or any(not isinstance(k, ast.Constant) for k in held.keys):
+        return set()
+    mine = {k.value for k, v in zip(held.keys, held.values) if any(n is value for n in walk(v))}
+    body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    return {pos_of(n.value) for n in walk(body) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+            and n.value.id == key and isinstance(n.slice, ast.Constant) and n.slice.value not in mine}
+
+
 def key_reads(ctx, key: str) -> set:
     """Positions where `key` is read for its keys alone: `key.keys()`, `len(key)`, `k in key`."""
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree

@@ -27,8 +27,9 @@ whose name does not say it is a frozen copy (`best`, `init`, `orig`, `prev`, ...
 saves the final weights), a snapshot bound in every iteration and read after the loop, receivers that are not modules
 (optimizers, schedulers, scalers, metrics, engines, trainers, callbacks), classes that override
 `state_dict()`, dicts used as in-place loading targets (`sd[k].copy_(...)`, `sd[k] = ...`), snapshots
-read only for their keys (`sd.keys()`, `len(sd)`, `k in sd`), and calls named for training that do not
-involve the module (`pca.fit(features)`).
+read only for their keys (`sd.keys()`, `len(sd)`, `k in sd`), a checkpoint dict read later only for
+another entry (`ckpt = {"model": model.state_dict(), "epoch": epoch}`, then `ckpt["epoch"]`), and calls
+named for training that do not involve the module (`pca.fit(features)`).
 
 ## Why is this bad?
 The entries of a `state_dict()` are detached tensors that **share storage** with the parameters and
@@ -144,7 +145,7 @@ def _outlived_by_update(node, kept, module, ctx):
     written_only = state_dicts.entry_writes(ctx, key) if kept.entry else set()
     if isinstance(kept.holder, ast.Name):
         scope = ctx.frame.scope
-        keys_only = state_dicts.key_reads(ctx, key)
+        keys_only = state_dicts.key_reads(ctx, key) | state_dicts.other_entry_reads(ctx, key, node, kept.value)
         home = start if kept.binds else _origin_pos(scope, key, start)
         reads = [p for p, found in _loads_reached(scope, key, ctx).get(home, ()) if p > end
                  and _feasible(found, home, ctx) and p not in keys_only and p not in written_only]

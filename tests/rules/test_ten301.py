@@ -101,3 +101,34 @@ def test_an_import_only_for_type_checkers_is_not_an_import():
     text = fixed("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    import copy\n")
     assert "best = copy.deepcopy(model.state_dict())" in text
     assert text.index("import copy\n") < text.index("if TYPE_CHECKING")  # a real import, at run time
+
+
+CHECKPOINT = """
+    import torch
+    from torch import nn
+
+    model = nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    best, name = 1e9, "model_state_dict"
+    for epoch in range(3):
+        loss = model(torch.randn(8, 4)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if loss.item() < best:
+            best = loss.item()
+            checkpoint = {{"model_state_dict": model.state_dict(), "epoch": epoch}}
+            torch.save(checkpoint, "ckpt.pth")
+    {read}
+"""
+
+
+@pytest.mark.parametrize("read, reported", [
+    ('print(checkpoint["epoch"])', False),
+    ('model.load_state_dict(checkpoint["model_state_dict"])', True),
+    ("model.load_state_dict(checkpoint[name])", True),
+])
+def test_a_checkpoint_read_after_the_loop_only_for_another_entry_keeps_no_snapshot(read, reported):
+    """Fix review 5's class H: a checkpoint dict saved at once and read after the loop for its epoch only."""
+    found = analyse(textwrap.dedent(CHECKPOINT.format(read=read)), "t.py", [BY_CODE["TEN301"]]).findings
+    assert bool(found) is reported

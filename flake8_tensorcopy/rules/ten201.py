@@ -3,9 +3,9 @@
 ## What it does
 Flags `copy.deepcopy(t)` (any import form: `copy.deepcopy`, `from copy import deepcopy as dc`) when
 the file shows that `t` is a tensor that deepcopy mishandles: one computed from tensors that require
-grad (a model output, arithmetic on a parameter: not a graph leaf), or a view (`t[i]`, `t[:n]`,
-`t.view(...)`, `t.t()`; `t.detach()` and `t.data` are all of `t`, a view of part of a tensor only when
-`t` is one). Deep copies of modules, dicts, configs, `state_dict()`s, parameters and leaf
+grad (a model output, arithmetic on a parameter: not a graph leaf), or a view of part of a tensor
+(`t[i]`, `t[:n]`, `t.narrow(...)`; `t.detach()`, `t.data` and views that rearrange every element,
+`t.view(...)`, `t.t()`, `t.unsqueeze(0)`, are all of `t`, a view of part of a tensor only when `t` is one). Deep copies of modules, dicts, configs, `state_dict()`s, parameters and leaf
 tensors (`torch.randn(3, requires_grad=True)` is one: deepcopy keeps its requires_grad) are not flagged,
 with one exception: an instance of a class of the file (bound from `Cls(...)`, or `self.attr` that is
 only ever set to `Cls(...)`) whose `forward`, or a method it registers as a forward hook
@@ -164,18 +164,24 @@ def _instance_of(arg, ctx):
     return summaries.attribute_class(attr, ctx, ctx.pos) if attr is not None else None
 
 
+# Views that rearrange every element of their base (no element left out): of a whole tensor, they span
+# its whole storage, so a deepcopy copies nothing more than the view (fix review 5: `small.unsqueeze(0)`).
+WHOLE_VIEWS = frozenset({"view", "view_as", "reshape", "reshape_as", "unsqueeze", "squeeze", "t", "transpose",
+                         "swapaxes", "swapdims", "permute", "movedim", "moveaxis", "flatten", "unflatten", "ravel"})
+
+
 def _is_view(expr) -> bool:
-    """`t[i]`, `t[:n]`, `t.view(...)`, `t.T`: the result shares a larger storage; `t.detach()` and `t.data`
-    only when `t` does."""
+    """`t[i]`, `t[:n]`, `t.narrow(...)`: the result shares a larger storage; `t.detach()` and `t.data`, and
+    a rearranging view (`t.view(...)`, `t.T`, `t.unsqueeze(0)`), only when `t` does."""
     if isinstance(expr, ast.Subscript):
         return True
     if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
-        return True
+        return _is_view(expr.value)
     if isinstance(expr, ast.Attribute) and api.whole_alias(expr.attr):
         return _is_view(expr.value)
     if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)):
         return False
-    if api.whole_alias(expr.func.attr):
+    if api.whole_alias(expr.func.attr) or expr.func.attr in WHOLE_VIEWS:
         return _is_view(expr.func.value)
     op = api.method(expr.func.attr)
     return op is not None and op.alias == "view"

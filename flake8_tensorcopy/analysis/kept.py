@@ -185,8 +185,11 @@ def outlives_iteration(name: str, where: "Position", loop: ast.AST) -> bool:
     if not mine:
         return False
     start, end = pos_of(loop), (loop.end_lineno, loop.end_col_offset)
-    for at in scope.loads.get(name, ()):
-        later = at > end or start <= at < where.pos
-        if later and any(b is mine[0] for b in scope.reaching(name, at)):
-            return True
-    return False
+    reads = where.facts.memo.setdefault(("reads-reached", id(scope)), {})
+    if name not in reads:  # each read's reaching bindings, asked once per scope and name
+        index: dict = {}
+        for at in scope.loads.get(name, ()):
+            for b in scope.reaching(name, at):
+                index.setdefault(id(b), []).append(at)
+        reads[name] = index
+    return any(at > end or start <= at < where.pos for at in reads[name].get(id(mine[0]), ()))

@@ -314,16 +314,17 @@ def used_as_target(name: str, ctx) -> bool:
     if not mine:
         return False
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    for n in walk(body):
-        if not isinstance(n, ast.Call) or pos_of(n) <= ctx.pos:
-            continue
-        index = api.target_index(ctx.facts.qualname(n.func))
-        if index is None and evidence.parameterless_loss(n.func, ctx, pos_of(n)):
-            index = 1
-        if index is None:
-            continue
-        given = [k.value for k in n.keywords if k.arg == "target"] + n.args[index:index + 1]
-        if any(isinstance(g, ast.Name) and g.id == name and any(b is mine[0] for b in scope.reaching(name, pos_of(g)))
-               for g in given):
-            return True
-    return False
+    targets = ctx.facts.memo.get(("loss-targets", id(body)))
+    if targets is None:  # every name passed as a loss's target in the function, found in one walk
+        targets = ctx.facts.memo[("loss-targets", id(body))] = {}
+        for n in walk(body):
+            if not isinstance(n, ast.Call):
+                continue
+            index = api.target_index(ctx.facts.qualname(n.func))
+            if index is None and evidence.parameterless_loss(n.func, ctx, pos_of(n)):
+                index = 1
+            if index is not None:
+                for g in [k.value for k in n.keywords if k.arg == "target"] + n.args[index:index + 1]:
+                    if isinstance(g, ast.Name):
+                        targets.setdefault(g.id, []).append(pos_of(g))
+    return any(at > ctx.pos and any(b is mine[0] for b in scope.reaching(name, at)) for at in targets.get(name, ()))

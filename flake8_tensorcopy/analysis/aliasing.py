@@ -569,6 +569,26 @@ def fresh(expr: ast.AST, ctx) -> bool:
     return op is not None and op.alias == "fresh"
 
 
+def held_nowhere_else(expr: ast.AST, ctx) -> bool:
+    """`expr` is a fresh temporary, or a name bound only to fresh values (`res = torch.cat(parts)`) that no code
+    reads after the statement using it (or that this statement rebinds: `x = torch.Tensor(x).cuda()`):
+    nothing else holds its storage, so no one can see an alias of it."""
+    if fresh(expr, ctx):
+        return True
+    if not isinstance(expr, ast.Name):
+        return False
+    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    stmt = next((n for n in ctx.facts.enclosing(root, pos_of(expr)) if isinstance(n, ast.stmt)), None)
+    if stmt is None:
+        return False
+    found = ctx.frame.scope.reaching(expr.id, pos_of(expr))
+    if not found or any(b.kind != Bind.ASSIGN or b.value is None or not fresh(b.value, ctx) for b in found):
+        return False
+    if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == expr.id for t in stmt.targets):
+        return True
+    return ctx.frame.scope.read_later(expr.id, end_of(stmt)) is False
+
+
 def named(expr: ast.AST) -> Optional[ast.AST]:
     """`y`, `self.h` or `y[0]` -> the named object (`y`, `self.h`); None for fresh temporaries like
     `f(x)` or `x.clone()`, whose storage nobody else holds."""

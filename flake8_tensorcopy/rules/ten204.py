@@ -128,7 +128,7 @@ def check(node: ast.Call, ctx):
         call, why, make_fix = "new_tensor()", WHY_COPY, _new_tensor_fix
     else:
         return
-    if make_fix is _legacy_fix and aliasing.fresh(arg, ctx):
+    if make_fix is _legacy_fix and aliasing.held_nowhere_else(arg, ctx):
         return  # `torch.Tensor(torch.zeros(n))`: nobody else holds a fresh temporary's storage to see the alias
     from_base = call == "new_tensor()" and _computed_from(arg, node.func.value)
     if from_base or _real_tensor(arg, ctx):

@@ -119,7 +119,7 @@ def test_a_legacy_constructor_alias_whose_source_is_computed_with_is_still_fixed
 
 # The safety of each fix form.
 def test_tensor_from_tensor_has_a_safe_and_an_unsafe_fix():
-    source = "import torch\nx = torch.zeros(3)\na = torch.tensor(x)\nb = torch.FloatTensor(x)\n"
+    source = "import torch\nx = torch.zeros(3)\na = torch.tensor(x)\nb = torch.FloatTensor(x)\ny = x + b\n"
     fixes = [f.fix for f in analyse(source, "t.py", select_rules()).findings if f.code == "TEN204"]
     assert [(f.safety, f.edits[0].text) for f in fixes] == [(FixSafety.SAFE, "x.detach().clone()"),
                                                             (FixSafety.UNSAFE, "x.detach().clone()")]
@@ -132,3 +132,14 @@ def test_a_legacy_constructor_of_a_fresh_temporary_is_no_alias_anyone_sees(arg, 
     nothing else holds; the alias of a named tensor, or of a view of one, is still reported."""
     body = f"def f(n):\n    t = torch.ones(n, n)\n    b = torch.Tensor({arg})\n    b.zero_()\n    return t, b\n"
     assert bool(findings(body)) is reported
+
+
+@pytest.mark.parametrize("after, reported", [("", False), ("x = torch.Tensor(x).cuda()\n", False),
+                                             ("print(x)\n", True)])
+def test_a_legacy_constructor_of_a_fresh_value_no_one_reads_again_is_no_alias_anyone_sees(after, reported):
+    """Fix review 5's class F, its other forms: `res = torch.cat(parts)` the line before and never read again,
+    or rebound by the statement itself; once the source is read again, the alias can be seen."""
+    body = "import torch\nparts = [torch.ones(2)]\nx = torch.cat(parts)\n" + (after or "b = torch.Tensor(x)\n")
+    if after.startswith("print"):
+        body = "import torch\nparts = [torch.ones(2)]\nx = torch.cat(parts)\nb = torch.Tensor(x)\nb.zero_()\n" + after
+    assert bool(findings(body.replace(HEAD, ""))) is reported

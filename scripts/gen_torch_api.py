@@ -492,7 +492,8 @@ def render() -> str:
     rows += ["})", "", "# Loss modules holding no parameter (built with their defaults): attached only through inputs.",
              "PARAMETERLESS_LOSSES = frozenset({"]
     rows += [f"    {name!r}," for name in parameterless_losses()]
-    rows += ["})", "", "# torch.nn.functional losses: the position of their `target` parameter.", "TARGET_PARAMETERS = {"]
+    rows += ["})", "", "# torch.nn.functional losses: the position of their `target` parameter.",
+             "TARGET_PARAMETERS = {"]
     rows += [f"    {name!r}: {index!r}," for name, index in target_parameters().items()]
     rows += ["}", "", "# Optimizers and LR schedulers: their state_dict() is data, not live parameters.",
              "OPTIMIZER_CLASSES = frozenset({"]

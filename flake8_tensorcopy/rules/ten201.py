@@ -5,10 +5,11 @@ Flags `copy.deepcopy(t)` (any import form: `copy.deepcopy`, `from copy import de
 the file shows that `t` is a tensor that deepcopy mishandles: one computed from tensors that require
 grad (a model output, arithmetic on a parameter: not a graph leaf), or a view of part of a tensor
 (`t[i]`, `t[:n]`, `t.narrow(...)`; `t.detach()`, `t.data` and views that rearrange every element,
-`t.view(...)`, `t.t()`, `t.unsqueeze(0)`, are all of `t`, a view of part of a tensor only when `t` is one). Deep copies of modules, dicts, configs, `state_dict()`s, parameters and leaf
-tensors (`torch.randn(3, requires_grad=True)` is one: deepcopy keeps its requires_grad) are not flagged,
-with one exception: an instance of a class of the file (bound from `Cls(...)`, or `self.attr` that is
-only ever set to `Cls(...)`) whose `forward`, or a method it registers as a forward hook
+`t.view(...)`, `t.t()`, `t.unsqueeze(0)`, are all of `t`, a view of part of a tensor only when `t` is one).
+Deep copies of modules, dicts, configs, `state_dict()`s, parameters and leaf tensors
+(`torch.randn(3, requires_grad=True)` is one: deepcopy keeps its requires_grad) are not flagged, with one
+exception: an instance of a class of the file (bound from `Cls(...)`, or `self.attr` that is only ever set to
+`Cls(...)`) whose `forward`, or a method it registers as a forward hook
 (`layer.register_forward_hook(self._hook)`, whose `output` carries the graph), stores a graph tensor on
 `self` (`self.hidden = flatten(output)`, `self.cache[key] = out`) and does not clear it on every path
 before returning (for a hook: after each call in the class that runs the hooked layer).

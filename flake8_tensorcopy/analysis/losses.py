@@ -318,8 +318,8 @@ def used_as_target(name: str, ctx) -> bool:
     if targets is None:  # every name passed as a loss's target in the function, found in one walk
         targets = ctx.facts.memo[("loss-targets", id(body))] = {}
         for n in walk(body):
-            if not isinstance(n, ast.Call):
-                continue
+            if not isinstance(n, ast.Call) or len(n.args) + len(n.keywords) < 2:
+                continue  # a loss takes an input and a target
             index = api.target_index(ctx.facts.qualname(n.func))
             if index is None and evidence.parameterless_loss(n.func, ctx, pos_of(n)):
                 index = 1

@@ -648,13 +648,13 @@ def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
             if op is not None and op.keeps_grad:
                 return any(attached(a, ctx, pos, depth + 1) for a in expr.args)
             return False
+        if parameterless_loss(func, ctx, pos):  # criterion(pred, y), self.criterion(pred, y)
+            return any(attached(a, ctx, pos, depth + 1) for a in expr.args)
         if isinstance(func, ast.Attribute):
             op = api.method(func.attr)
             if op is not None and not op.keeps_grad:
                 return False
             recv = func.value
-            if parameterless_loss(func, ctx, pos):
-                return any(attached(a, ctx, pos, depth + 1) for a in expr.args)  # self.criterion(pred, y)
             if _submodule_call(func, ctx):
                 return True  # self.encoder(x)
             if kind(func, ctx, pos, depth + 1) == MODULE:
@@ -663,8 +663,6 @@ def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
                 return any(attached(a, ctx, pos, depth + 1) for a in expr.args) or bool(expr.args)
             return attached(recv, ctx, pos, depth + 1)
         if isinstance(func, ast.Name):
-            if parameterless_loss(func, ctx, pos):
-                return any(attached(a, ctx, pos, depth + 1) for a in expr.args)  # criterion(pred, y)
             if kind(func, ctx, pos, depth + 1) == MODULE:
                 return True  # model(x)
             if names.LOSS_FUNC(func.id):

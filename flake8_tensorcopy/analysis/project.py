@@ -177,13 +177,17 @@ def analysed_home(node: ast.AST) -> Optional[FileFacts]:
 def _top_ids(facts: FileFacts) -> frozenset:
     key = "top-ids"
     if key not in facts.memo:
-        found = set()
-        for b in (b for bs in facts.module_scope.bindings.values() for b in bs if b.kind == Bind.OTHER):
-            found.add(id(b.node))
-            if isinstance(b.node, ast.ClassDef):
-                found.update(id(d) for d in b.node.body if isinstance(d, DEFS))
-        facts.memo[key] = frozenset(found)
+        facts.memo[key] = frozenset(id(node) for node in _top_nodes(facts))
     return facts.memo[key]
+
+
+def _top_nodes(facts: FileFacts) -> Iterator[ast.AST]:
+    """The defs and classes bound once or more at the module's top, and the methods of those classes."""
+    for b in (b for bs in facts.module_scope.bindings.values() for b in bs if b.kind == Bind.OTHER):
+        if isinstance(b.node, DEFS + (ast.ClassDef,)):
+            yield b.node
+        if isinstance(b.node, ast.ClassDef):
+            yield from (d for d in b.node.body if isinstance(d, DEFS))
 
 
 def _alias(node: ast.ImportFrom, name: str) -> Optional[ast.alias]:
@@ -310,12 +314,6 @@ def _parse(file: str) -> Optional[FileFacts]:
     except (OSError, SyntaxError, ValueError, UnicodeError, LookupError, RecursionError, MemoryError):
         return None
     facts.path = file
-    for b in (b for bs in facts.module_scope.bindings.values() for b in bs):
-        if b.kind == Bind.OTHER and isinstance(b.node, DEFS):
-            setattr(b.node, HOME, facts)
-        elif b.kind == Bind.OTHER and isinstance(b.node, ast.ClassDef):  # it and its methods (`meter.update`)
-            setattr(b.node, HOME, facts)
-            for d in b.node.body:
-                if isinstance(d, DEFS):
-                    setattr(d, HOME, facts)
+    for node in _top_nodes(facts):  # defs, classes and their methods (`meter.update`) know their module
+        setattr(node, HOME, facts)
     return facts

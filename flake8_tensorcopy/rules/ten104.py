@@ -120,8 +120,8 @@ def _device_move(call: ast.Call, ctx):
     chain moves nothing (`x.float()`, `x.to(torch.float64)`)."""
     while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
         attr = call.func.attr
-        dtype_only = all(ctx.text(a).startswith("torch.") and not ctx.text(a).startswith("torch.device")
-                         for a in call.args) and all(k.arg in ("dtype", "non_blocking", "copy") for k in call.keywords)
+        dtype_only = all(_dtype_argument(a, ctx) for a in call.args) and all(
+            k.arg in ("dtype", "non_blocking", "copy") for k in call.keywords)
         if attr in ("cuda", "cpu") or (attr == "to" and not dtype_only):
             return attr, tuple(ctx.text(a) for a in call.args) + tuple(ctx.text(k) for k in call.keywords)
         call = call.func.value
@@ -134,12 +134,16 @@ def _changes_dtype(call: ast.Call, ctx) -> bool:
     while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
         attr = call.func.attr
         if attr in DTYPE_METHODS or attr == "to" and (
-                any(k.arg == "dtype" for k in call.keywords)
-                or any(ctx.text(a).startswith("torch.") and not ctx.text(a).startswith("torch.device")
-                       for a in call.args)):
+                any(k.arg == "dtype" for k in call.keywords) or any(_dtype_argument(a, ctx) for a in call.args)):
             return True
         call = call.func.value
     return False
+
+
+def _dtype_argument(arg: ast.expr, ctx) -> bool:
+    """`torch.float64` of `x.to(torch.float64)`: a torch attribute that is no device."""
+    text = ctx.text(arg)
+    return text.startswith("torch.") and not text.startswith("torch.device")
 
 
 def _used_on_device(source, move, node, ctx) -> bool:

@@ -79,7 +79,7 @@ def check(node, ctx):
     if value is None:
         return
     for target in targets:
-        if isinstance(target, ast.Name) and not _working_copy(target.id, ctx):
+        if isinstance(target, ast.Name) and kept_clones(value) and not _working_copy(target.id, ctx):
             beyond = _kept_beyond_step(target.id, ctx) or losses.used_as_target(target.id, ctx)
             yield from _report(value, ctx, "kept as '%s'" % target.id, snapshot=target.id, params_only=not beyond)
         elif isinstance(target, (ast.Attribute, ast.Subscript)) and _outlives_step(target, ctx):

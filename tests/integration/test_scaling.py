@@ -297,6 +297,38 @@ def test_the_collector_is_tuned_while_a_file_is_analysed_and_restored_after(monk
         gc.set_threshold(*before)
 
 
+def test_what_a_file_leaves_alive_is_frozen_and_cycles_among_it_are_collected_once_memory_doubles():
+    """flake8's full collections walked the plugin's kept modules again and again; frozen, they are not
+    walked, and a cycle left among them is freed by the full collection that runs once memory doubled."""
+    import gc
+    import sys
+    import weakref
+
+    from flake8_tensorcopy.engine import collector
+
+    class Node:
+        pass
+
+    gc.unfreeze()
+    try:
+        with collector.tuned():
+            pass
+        kept = Node()  # alive after the file: frozen by the next settle
+        cycle = Node()
+        cycle.me, cycle.payload = cycle, [object() for _ in range(1000)]
+        gone = weakref.ref(cycle)
+        collector._settled[0] = sys.getallocatedblocks() * 4  # memory far from doubled: no full collection
+        with collector.tuned():
+            del cycle
+        assert gc.get_freeze_count() > 0 and gone() is not None  # frozen: flake8's collections skip it
+        collector._settled[0] = 0  # memory doubled: the full collection runs over the frozen objects
+        collector.settle()
+        assert gone() is None and kept is not None
+        assert collector._settled[0] == pytest.approx(sys.getallocatedblocks(), rel=0.5)
+    finally:
+        gc.unfreeze()
+
+
 def test_the_parsed_modules_kept_are_bounded_by_the_size_of_their_sources():
     from flake8_tensorcopy.analysis import package_index
 

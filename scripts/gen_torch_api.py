@@ -419,6 +419,18 @@ def classes(*where: tuple[type, str]) -> list[str]:
     return sorted(found)
 
 
+def inplace_views() -> list[str]:
+    """The in-place methods torch tags `inplace_view`: they change the receiver's shape or strides only,
+    never an element of its storage (`t.transpose_(0, 1)`)."""
+    found = set()
+    for name in dir(torch.ops.aten):
+        packet = getattr(torch.ops.aten, name, None)
+        for overload in getattr(packet, "overloads", lambda: [])():
+            if torch.Tag.inplace_view in getattr(packet, overload).tags:
+                found.add(name)
+    return sorted(found)
+
+
 def parameterless_losses() -> list[str]:
     """Loss modules of torch.nn (subclasses of its _Loss) that hold no parameter when built with their
     defaults: their output requires grad only when an input does."""
@@ -485,6 +497,9 @@ def render() -> str:
              "# numpy does not spell as a function.",
              "TENSOR_ONLY_METHODS = frozenset({"]
     rows += [f"    {name!r}," for name in tensor_only(public)]
+    rows += ["})", "", "# In-place methods torch tags `inplace_view`: they change shape or strides, never an element.",
+             "INPLACE_VIEWS = frozenset({"]
+    rows += [f"    {name!r}," for name in inplace_views()]
     rows += ["})", "", "# Functions, by qualified name (" + ", ".join(NAMESPACES) + ").", "FUNCTIONS = {"]
     rows += [f"    {name!r}: {value!r}," for name, value in sorted(functions(sch, views, may_view).items())]
     rows += ["}", "", "# nn.Module subclasses that torch.nn exports.", "MODULE_CLASSES = frozenset({"]

@@ -1037,6 +1037,16 @@ TENSOR_ONLY_METHODS = frozenset({
     'zero_',
 })
 
+# In-place methods torch tags `inplace_view`: they change shape or strides, never an element.
+INPLACE_VIEWS = frozenset({
+    'as_strided_',
+    'resize_as_',
+    'set_',
+    't_',
+    'transpose_',
+    'unsqueeze_',
+})
+
 # Functions, by qualified name (torch, torch.nn.functional, torch.linalg, torch.fft, torch.special).
 FUNCTIONS = {
     'torch.BFloat16Tensor': ('tensor', 'fresh', False, 'drops'),

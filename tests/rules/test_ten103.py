@@ -106,3 +106,37 @@ def test_a_source_read_before_the_alias_is_shown_keeps_the_fix():
     cells = SHOWN_IN_TURN[:4] + ("total = arr.sum()", "t", "arr")
     _, (finding,) = _notebook_findings("TEN103", *cells)
     assert finding.fix is not None
+
+
+SHAPE_ONLY = '''
+import numpy as np
+import torch
+
+
+def load():
+    store = dict(conv_out=np.arange(16.0).reshape(1, 2, 2, 4))
+    out = torch.from_numpy(store["conv_out"][()])
+    out.{call}
+    print(store)
+    return out
+'''
+
+
+@pytest.mark.parametrize("call", ["transpose_(1, 3)", "t_()", "unsqueeze_(0)"])
+def test_an_in_place_view_is_no_write_through_the_alias(call):
+    """Fix review 6: `t.transpose_(1, 3)` of a `from_numpy` tensor changes its strides, not the array."""
+    assert _found(SHAPE_ONLY.format(call=call), "TEN103") == []
+    assert _found(SHAPE_ONLY.format(call="add_(1)"), "TEN103")  # an element write still is one
+
+
+def test_torch_tags_its_in_place_views_and_they_leave_every_element_as_it_was():
+    torch = pytest.importorskip("torch")
+    from flake8_tensorcopy.analysis.torch_api import INPLACE_VIEWS
+
+    assert {"transpose_", "t_", "unsqueeze_"} <= INPLACE_VIEWS
+    np = pytest.importorskip("numpy")
+    calls = {"transpose_": (0, 1), "t_": (), "unsqueeze_": (0,), "as_strided_": ((3, 2), (1, 3))}
+    for name, args in calls.items():
+        array = np.arange(6.0).reshape(2, 3)
+        getattr(torch.from_numpy(array), name)(*args)
+        assert (array == np.arange(6.0).reshape(2, 3)).all(), name

@@ -8,8 +8,8 @@ from .torch_api import INPLACE_VIEWS
 
 # Trailing-underscore methods that do not write the tensor's data (torch's in-place views change only its
 # shape or strides: `t.transpose_(1, 3)` of a `from_numpy` tensor leaves the array's elements as they were).
-NOT_DATA_WRITES = frozenset({"requires_grad_", "share_memory_", "retain_grad_", "detach_", "set_",
-                             "record_stream_"}) | INPLACE_VIEWS
+NOT_DATA_WRITES = frozenset({"requires_grad_", "share_memory_", "retain_grad_", "detach_",
+                             "record_stream_"}) | INPLACE_VIEWS  # set_ is one of torch's in-place views
 
 
 def is_inplace_method(name: str) -> bool:

@@ -120,7 +120,7 @@ def cmd_rules(args) -> int:
     print(f"{'code':<7} {'name':<{width}}  default  fix        safety       summary")
     for r in RULES:
         safety = ",".join(s.value for s in r.fix_safeties) or "-"
-        print(f"{r.code:<7} {r.name:<{width}}  {'on' if r.default_on else 'off':<7}  {r.fix.value:<9}  {safety:<11}  "
+        print(f"{r.code:<7} {r.name:<{width}}  {'on' if r.default_on else 'off':<7}  {r.fix_offered.value:<9}  {safety:<11}  "
               f"{r.summary}")
     print(f"\n{NOT_A_RULE}")
     return 0

@@ -34,8 +34,8 @@ def rule_from_catalog(entry: dict) -> Rule:
 
     fields = dict(entry, nodes=tuple(getattr(ast, n) for n in entry["nodes"]), trigger=trigger(*entry["trigger"]),
                   hot=trigger(*entry["hot"]), fix=FixAvailability(entry["fix"]),
-                  fix_forms=tuple(FixForm(what, FixSafety(safety), changes)
-                                  for what, safety, changes in entry["fix_forms"]))
+                  fix_forms=tuple(FixForm(what, FixSafety(safety), changes, withheld)
+                                  for what, safety, changes, withheld in entry["fix_forms"]))
     return Rule(check=LazyCheck(f"{__name__}.{entry['code'].lower()}"), **fields)
 
 
@@ -46,7 +46,8 @@ def catalog_entry(rule: Rule) -> dict:
 
     return {"code": rule.code, "name": rule.name, "message": rule.message, "nodes": [n.__name__ for n in rule.nodes],
             "trigger": trigger(rule.trigger), "hot": trigger(rule.hot), "claim": rule.claim, "doc": rule.doc,
-            "fix": rule.fix.value, "fix_forms": [(f.what, f.safety.value, f.changes) for f in rule.fix_forms],
+            "fix": rule.fix.value, "fix_forms": [(f.what, f.safety.value, f.changes, f.withheld)
+                                                            for f in rule.fix_forms],
             "default_on": rule.default_on, "whole_file": rule.whole_file}
 
 

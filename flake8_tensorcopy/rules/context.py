@@ -60,7 +60,10 @@ class Context:
     def finding(self, node: ast.AST, fix: Optional[Fix] = None, **fmt) -> Finding:
         """A finding at `node` with the rule's message formatted by `fmt`. Every message is one line of
         printable text (text.py): source code it quotes (`text`) on one line and shortened, line breaks and
-        control characters from anywhere else (a neighbour's file name) collapsed or escaped."""
+        control characters from anywhere else (a neighbour's file name) collapsed or escaped. A fix of a
+        form the rule withholds (model.FixForm.withheld) is left off: the finding is reported without it."""
+        if fix is not None and self.spec.withholds(fix):
+            fix = None
         line, col = self.char_pos(node.lineno, node.col_offset)
         end_line, end_col = self.char_pos(node.end_lineno or node.lineno, node.end_col_offset or 0)
         message = self.spec.message.format(**{k: self._quoting(str(v)) for k, v in fmt.items()}) if fmt \

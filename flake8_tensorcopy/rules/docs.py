@@ -29,21 +29,25 @@ def rule_page(rule: Rule) -> str:
 
 
 def fix_summary(rule: Rule) -> str:
-    """`no fix`, `fix always (safe)`, `fix sometimes (safe or unsafe)`."""
-    if rule.fix is FixAvailability.NEVER:
-        return "no fix"
+    """`no fix`, `fix always (safe)`, `fix sometimes (safe or unsafe)`; `no fix (withheld)` when the rule
+    has fixes and withholds them all."""
+    if rule.fix_offered is FixAvailability.NEVER:
+        return "no fix (withheld)" if rule.fix_forms else "no fix"
     return f"fix {rule.fix.value} ({' or '.join(s.value for s in rule.fix_safeties)})"
 
 
 def _fix_forms(rule: Rule) -> str:
-    return "".join(f"- {f.safety.value} fix: {f.what}" + (f" ({f.changes})" if f.changes else "") + "\n"
+    return "".join(f"- {f.safety.value} fix: {f.what}" + (f" ({f.changes})" if f.changes else "")
+                   + (f". **Withheld**: {f.withheld}" if f.withheld else "") + "\n"
                    for f in rule.fix_forms) + "\n" * bool(rule.fix_forms)
 
 
 def fix_metadata(rule: Rule) -> dict:
-    """A rule's fixes as `rules --format json` and SARIF list them."""
-    return {"fix": rule.fix.value, "fix_safety": [s.value for s in rule.fix_safeties],
-            "fix_forms": [{"what": f.what, "safety": f.safety.value, "changes": f.changes} for f in rule.fix_forms]}
+    """A rule's fixes as `rules --format json` and SARIF list them: `fix` and `fix_safety` say what a front
+    end applies; `fix_forms` lists every form, a withheld one with the reason."""
+    return {"fix": rule.fix_offered.value, "fix_safety": [s.value for s in rule.fix_safeties],
+            "fix_forms": [{"what": f.what, "safety": f.safety.value, "changes": f.changes,
+                           **({"withheld": f.withheld} if f.withheld else {})} for f in rule.fix_forms]}
 
 
 def code_blocks(doc: str, heading: str) -> list[str]:
@@ -68,14 +72,14 @@ def rule_table(rules: Sequence[Rule]) -> str:
     rows = ["| code | default | fix | fix safety | what it finds |", "|---|---|---|---|---|"]
     for r in rules:
         safety = ", ".join(s.value for s in r.fix_safeties) or "–"
-        rows.append(f"| [{r.code}](docs/rules/{r.code}.md) | {'on' if r.default_on else 'off'} | {r.fix.value} | "
+        rows.append(f"| [{r.code}](docs/rules/{r.code}.md) | {'on' if r.default_on else 'off'} | {r.fix_offered.value} | "
                     f"{safety} | {r.summary} |")
     return "\n".join(rows)
 
 
 def unsafe_fix_table(rules: Sequence[Rule]) -> str:
     rows = ["| code | the fix | what changes |", "|---|---|---|"]
-    rows += [f"| {r.code} | {f.what} | {f.changes} |" for r in rules for f in r.fix_forms
+    rows += [f"| {r.code} | {f.what} | {f.changes} |" for r in rules for f in r.offered_forms
              if f.safety is FixSafety.UNSAFE]
     return "\n".join(rows)
 

@@ -26,11 +26,14 @@ class FixAvailability(enum.Enum):
 @dataclass(frozen=True)
 class FixForm:
     """One kind of fix a rule makes: `what` it writes (and for which findings), its safety, and for an
-    unsafe fix the behaviour it `changes`."""
+    unsafe fix the behaviour it `changes`. A form is `withheld` (the reason, with the evidence: fixes
+    judged on code the rules were not tuned on, ecosystem/fix-record.toml) until it is as precise as a fix
+    must be: its findings are then reported without a fix, by every front end."""
 
     what: str
     safety: FixSafety
     changes: str = ""
+    withheld: str = ""
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,22 @@ class Rule:
         return doc.splitlines()[0] if doc else ""
 
     @property
+    def offered_forms(self) -> tuple[FixForm, ...]:
+        """The fix forms `fix` applies: those not withheld."""
+        return tuple(f for f in self.fix_forms if not f.withheld)
+
+    @property
+    def fix_offered(self) -> FixAvailability:
+        """Whether findings come with a fix a front end applies: `fix`, unless every form is withheld."""
+        return self.fix if self.offered_forms else FixAvailability.NEVER
+
+    @property
     def fix_safeties(self) -> tuple[FixSafety, ...]:
-        """The safeties of the rule's fixes, safe first, each once."""
-        return tuple(s for s in FixSafety if any(f.safety is s for f in self.fix_forms))
+        """The safeties of the fixes the rule offers, safe first, each once."""
+        return tuple(s for s in FixSafety if any(f.safety is s for f in self.offered_forms))
+
+    def withholds(self, fix: "Fix") -> bool:
+        """`fix` is of a withheld form: the rule's forms of its safety are all withheld (a rule's forms
+        differ in safety where it has several)."""
+        forms = [f for f in self.fix_forms if f.safety is fix.safety]
+        return bool(forms) and all(f.withheld for f in forms)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import re
 from importlib import import_module
@@ -13,6 +14,7 @@ from flake8_tensorcopy.engine.core import select_rules
 from flake8_tensorcopy.pipeline.lint import Document, lint
 from flake8_tensorcopy.rules.model import FixAvailability, FixForm, FixSafety, Rule
 from flake8_tensorcopy.rules import MODULES, RULES, catalog_entry, module_rules
+from flake8_tensorcopy.rules.docs import fix_metadata, rule_page
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,8 +80,33 @@ def test_declared_fixes_are_the_fixes_the_rule_makes(rule):
     assert fixes
     made = {f.safety for f in fixes if f is not None}
     assert made == set(rule.fix_safeties)
-    if rule.fix is FixAvailability.ALWAYS:
+    if rule.fix_offered is FixAvailability.ALWAYS:
         assert None not in fixes
+
+
+def test_a_withheld_form_reports_the_finding_without_its_fix():
+    """A fix form withheld until it is precise enough leaves its findings without a fix in every front end
+    (the engine drops it), and the rule's metadata says so; lifted, the same finding has the fix."""
+    from tests.support.fix_rules import SNAPSHOT
+
+    source = "import copy\nsnapshot(x)\n"
+    offered = lint(Document("t.py", source), [SNAPSHOT]).findings
+    withheld_rule = dataclasses.replace(SNAPSHOT, fix_forms=tuple(dataclasses.replace(f, withheld="0 of 3 right")
+                                                                  for f in SNAPSHOT.fix_forms))
+    withheld = lint(Document("t.py", source), [withheld_rule]).findings
+    assert [f.code for f in offered] == [f.code for f in withheld] == [SNAPSHOT.code]
+    assert offered[0].fix is not None and withheld[0].fix is None
+    assert withheld_rule.fix_offered is FixAvailability.NEVER and withheld_rule.fix_safeties == ()
+    metadata = fix_metadata(withheld_rule)
+    assert metadata["fix"] == "never" and metadata["fix_forms"][0]["withheld"] == "0 of 3 right"
+    assert "no fix (withheld)" in rule_page(withheld_rule) and "**Withheld**: 0 of 3 right" in rule_page(withheld_rule)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_forms_of_one_safety_are_withheld_together(rule):
+    """A fix is matched to its form by its safety (Rule.withholds): forms that share one are withheld alike."""
+    for safety in {f.safety for f in rule.fix_forms}:
+        assert len({bool(f.withheld) for f in rule.fix_forms if f.safety is safety}) == 1
 
 
 @pytest.mark.parametrize("module", MODULES)

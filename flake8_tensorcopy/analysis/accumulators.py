@@ -130,18 +130,34 @@ def _setdefault(expr) -> bool:
 
 
 def outlived_training_loop(key: str, acc, ctx):
-    """The innermost training loop whose iterations the accumulator outlives, or None."""
+    """The innermost training loop whose iterations the accumulator outlives, or None. A loop that
+    backpropagates but steps no optimizer, inside a loop that does, accumulates gradients over the
+    micro-batches of one step: an accumulator bound anew (or reset) in each pass of the stepping loop keeps
+    the graphs of one optimizer step only, however many steps run."""
     scope = ctx.frame.scope
     origin = scope.origin(key, ctx.pos) if "." not in key else None
-    for loop in reversed(ctx.frame.loops):
+    loops = ctx.frame.loops
+    for i in range(len(loops) - 1, -1, -1):
+        loop = loops[i]
         if reset_inside(key, acc, loop, ctx):
             return None
         if origin is not None and origin.pos >= pos_of(loop):
             continue  # bound inside this loop: it may still outlive an inner one only
         if ((id(loop) in ctx.facts.training_loops and training.torch_training(loop, ctx))
                 or training.calls_step(loop, ctx)):
-            return loop
+            return None if _one_optimizer_step(key, acc, loop, loops[:i], ctx) else loop
     return None
+
+
+def _one_optimizer_step(key: str, acc, loop, outer: list, ctx) -> bool:
+    """`loop` steps no optimizer and the innermost loop around it that does binds the accumulator anew, or
+    resets it, on every pass (gradient accumulation: `for step in ...: total = 0; for micro in ...: ...`)."""
+    if training.steps_optimizer(loop, ctx) or training.calls_step(loop, ctx):
+        return False
+    stepping = next((o for o in reversed(outer) if training.steps_optimizer(o, ctx)), None)
+    if stepping is None:
+        return False
+    return reset_inside(key, acc, stepping, ctx)
 
 
 def reset_inside(key: str, acc, loop, ctx) -> bool:

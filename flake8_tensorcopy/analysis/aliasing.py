@@ -589,6 +589,41 @@ def held_nowhere_else(expr: ast.AST, ctx) -> bool:
     return ctx.frame.scope.read_later(expr.id, end_of(stmt)) is False
 
 
+def unseen_alias(call: ast.Call, source: ast.expr, ctx) -> bool:
+    """An alias `call` makes of `source` that no code can tell from a copy: the result is bound to a local name,
+    neither that name nor the source's root name is written in place anywhere in the function (a loop's
+    earlier write reaches a later pass), and the source holds no graph (which the alias would carry).
+    `batch = torch.FloatTensor(images[i:j])` of float32 images, only read, is one."""
+    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    stmt = next((n for n in ctx.facts.enclosing(root, pos_of(call)) if isinstance(n, ast.stmt)), None)
+    if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    held = named(source)
+    base = held
+    while isinstance(base, ast.Attribute):
+        base = base.value
+    if not isinstance(base, ast.Name) or evidence.attached(source, ctx):
+        return False
+    writes = _writes_in(ctx, root)
+    return not ({stmt.targets[0].id, base.id} & writes)
+
+
+def _writes_in(ctx, root) -> frozenset:
+    """The root names the code of `root` writes in place anywhere (`x[i] = v`, `x += v`, `x.add_(v)`)."""
+    key = ("written-names", id(root))
+    if key not in ctx.facts.memo:
+        roots = set()
+        for n in ast.walk(root):
+            target = written(n) if isinstance(n, (ast.Assign, ast.AugAssign, ast.Call)) else None
+            while isinstance(target, (ast.Attribute, ast.Subscript, ast.Call)):
+                target = target.func if isinstance(target, ast.Call) else target.value
+            if isinstance(target, ast.Name):
+                roots.add(target.id)
+        ctx.facts.memo[key] = frozenset(roots)
+    return ctx.facts.memo[key]
+
+
 def named(expr: ast.AST) -> Optional[ast.AST]:
     """`y`, `self.h` or `y[0]` -> the named object (`y`, `self.h`); None for fresh temporaries like
     `f(x)` or `x.clone()`, whose storage nobody else holds."""
@@ -616,12 +651,26 @@ def still_used(source: ast.AST, ctx, after, caller_holds: bool = True) -> bool:
 
 def _backward_after(ctx, after, name: str) -> bool:
     """A backward later in the function (or the enclosing loop's next pass) reads the tensors the graph
-    saved, the source among them; not when every later backward provably runs through another graph."""
+    saved, the source among them; not when every later backward provably runs through another graph, nor
+    when nothing is computed from the source (its one read is the one that made the alias): no graph holds
+    it or anything made from it."""
+    if _reads_of(ctx, name) <= 1:
+        return False
     if backward.after_in_function(ctx, after):
         return not backward.unrelated_after(ctx, after, name)
     loop = ctx.frame.loops[0] if ctx.frame.loops else None
     return loop is not None and any(pos_of(loop) <= p <= end_of(loop)
                                     for p in backward.positions(ctx.facts, ctx.frame.scope.node))
+
+
+def _reads_of(ctx, name: str) -> int:
+    """How many times the code of the scope (its nested defs and comprehensions too) reads `name`."""
+    node = ctx.frame.scope.node
+    key = ("reads-of", id(node), name)
+    if key not in ctx.facts.memo:
+        ctx.facts.memo[key] = sum(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                                  for n in ast.walk(node))
+    return ctx.facts.memo[key]
 
 
 def used_after(name: str, ctx, after, caller_holds: bool = True) -> bool:

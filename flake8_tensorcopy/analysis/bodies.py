@@ -22,7 +22,8 @@ def last_writes(facts: FileFacts, body: ast.AST) -> dict[str, Pos]:
 def last_computed_with(facts: FileFacts, body: ast.AST) -> dict[str, Pos]:
     """Where each name or attribute chain (`self.w0`), or an entry of one (`w0[n]`), is last an operand of
     arithmetic, an argument of a computation (not of an assertion, comparison or log call) or the receiver
-    of a method call in `body`."""
+    of a method call in `body`: a method whose result may hold the receiver's graph, or that writes it, or
+    one torch does not declare (`w0.size()`, `w0.dim()`, `w0.detach()` read no graph)."""
     return facts.index(_last_computed_with, body)
 
 
@@ -86,7 +87,9 @@ def _last_computed_with(facts, body) -> dict:
         elif isinstance(node, ast.Call):
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
             operands = [] if names.NOT_A_COMPUTATION(callee) else [_held_in(a) for a in node.args]
-            operands.append(_held_in(node.func.value) if isinstance(node.func, ast.Attribute) else None)
+            op = api.method(callee) if isinstance(node.func, ast.Attribute) else None
+            if isinstance(node.func, ast.Attribute) and (op is None or op.holds_graph or op.mutates):
+                operands.append(_held_in(node.func.value))
         else:
             continue
         for operand in filter(None, operands):

@@ -122,6 +122,13 @@ SNAPSHOT_NAME = Heuristic(
     must=["best_state", "init_weights", "orig_sd", "snapshot", "weights_before", "pretrained_state"],
     must_not=["state", "sd", "weights", "checkpoint", "restart_count"],
 )
+# Names of a state_dict() meant to hold the latest weights, whatever training does after it (TEN301 is
+# quiet): the alias gives what the name says. `current` is not one (a rollback point is taken "current").
+LATEST_NAME = Heuristic(
+    anywhere="last latest final".split(),
+    must=["last_wts", "latest_state", "final_weights", "model_last"],
+    must_not=["current_state", "cur_sd", "best_state", "lasting", "finalize"],
+)
 # Classes whose state_dict() is data rather than live parameters: optimizers, trainers, callbacks, ...
 NOT_MODULE_CLASS = Heuristic(
     anywhere="""optimizer optimiser optim scheduler sched scaler metric metrics engine trainer callback

@@ -18,7 +18,8 @@ on it raises "Can't call numpy() on Tensor that requires grad".
 Not flagged: clones of inputs, masks, indices or tokens (no graph evidence), clones under `no_grad`,
 `.detach().clone()` / `.clone().detach()`, clones used within the step, and working copies written in
 place afterwards (`target = h.clone(); target[mask] = 0`), whatever their name; a parameter's clone kept on
-`self` (`self.weight_before = self.layer.weight.clone()`) that its class only compares or logs.
+`self` (`self.weight_before = self.layer.weight.clone()`) that its class only compares or logs, and a
+parameter's clone read only through what holds no graph (`w0.size()`, `w0.data`, `w0.dim()`).
 
 ## Example
 ```python

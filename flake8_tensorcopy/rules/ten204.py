@@ -15,7 +15,9 @@ also when `t` is computed elementwise from `base` itself (`ids.new_tensor(ids !=
 type (there the call is the intended conversion of one input type), on NumPy arrays, lists and scalars,
 and when the argument is only known through a method name, a plain `torch.Tensor` parameter
 annotation or a `.weight` attribute; quiet too on a legacy constructor of a fresh temporary
-(`torch.Tensor(torch.zeros(n))`: nothing else holds that storage, so no one can see the alias).
+(`torch.Tensor(torch.zeros(n))`: nothing else holds that storage, so no one can see the alias), and on
+one whose alias no code can see: bound to a local name that, like the source, the function never writes
+in place, of a source that holds no graph (`batch = torch.FloatTensor(images[i:j])`, only read).
 
 Also flags `torch.tensor(p)` / `base.new_tensor(p)` on a parameter `p` (not rebound before the call)
 that its own function declares may be a tensor and may be something else: annotated with a union of a
@@ -128,8 +130,8 @@ def check(node: ast.Call, ctx):
         call, why, make_fix = "new_tensor()", WHY_COPY, _new_tensor_fix
     else:
         return
-    if make_fix is _legacy_fix and aliasing.held_nowhere_else(arg, ctx):
-        return  # `torch.Tensor(torch.zeros(n))`: nobody else holds a fresh temporary's storage to see the alias
+    if make_fix is _legacy_fix and (aliasing.held_nowhere_else(arg, ctx) or aliasing.unseen_alias(node, arg, ctx)):
+        return  # `torch.Tensor(torch.zeros(n))`, or an alias nothing writes through: no one can see the sharing
     from_base = call == "new_tensor()" and _computed_from(arg, node.func.value)
     if from_base or _real_tensor(arg, ctx):
         fix = None if not from_base and _from_callers(arg, ctx) else make_fix(node, arg, ctx)

@@ -28,8 +28,10 @@ saves the final weights), a snapshot bound in every iteration and read after the
 (optimizers, schedulers, scalers, metrics, engines, trainers, callbacks), classes that override
 `state_dict()`, dicts used as in-place loading targets (`sd[k].copy_(...)`, `sd[k] = ...`), snapshots
 read only for their keys (`sd.keys()`, `len(sd)`, `k in sd`), a checkpoint dict read later only for
-another entry (`ckpt = {"model": model.state_dict(), "epoch": epoch}`, then `ckpt["epoch"]`), and calls
-named for training that do not involve the module (`pca.fit(features)`).
+another entry (`ckpt = {"model": model.state_dict(), "epoch": epoch}`, then `ckpt["epoch"]`), calls
+named for training that do not involve the module (`pca.fit(features)`), and a snapshot named for the
+latest weights (`last_wts`, `latest_state`, `final_weights`): what the alias holds is what the name says,
+and a copy would roll the weights back to whenever the snapshot was last taken.
 
 ## Why is this bad?
 The entries of a `state_dict()` are detached tensors that **share storage** with the parameters and
@@ -92,7 +94,7 @@ from .edits import tensor_replace
 
 def check(node, ctx):
     kept = state_dicts.kept_snapshot(node, ctx)
-    if kept is None:
+    if kept is None or _meant_latest(kept.key):
         return
     value, call = kept.value, kept.call
     why = _outlived_by_update(node, kept, state_dicts.module_root(call, ctx), ctx)
@@ -108,6 +110,12 @@ def check(node, ctx):
         imports = ("copy",) if deepcopy == "copy.deepcopy" else ()
         fix = ctx.replace(value, use, FixSafety.UNSAFE, imports=imports) if deepcopy else None
     yield ctx.finding(value, fix, target=kept.shown, what=kept.what, why=why, use=use)
+
+
+def _meant_latest(key: str) -> bool:
+    """A snapshot named for the latest weights (`last_wts`, `final_state`): the alias gives what it says."""
+    name = key.rsplit(".", 1)[-1]
+    return names.LATEST_NAME(name) and not names.SNAPSHOT_NAME(name)
 
 
 def _deepcopy_spelling(ctx):

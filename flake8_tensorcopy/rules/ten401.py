@@ -46,7 +46,9 @@ Not flagged: `loss.item()`, `float(loss)` and helpers whose returns are numbers;
 dicts of numbers (`{k: v.item() for k, v in parts.items()}`); accumulators reset inside the loop
 (`totals = defaultdict(float)`, `.clear()`, `del saved[:]` in its body, or in a def of the file the loop
 calls that reaches the same object: `self.finish_episode()` emptying `self.saved_values`, an `update()`
-emptying the global `critic.saved_values` it backpropagates); accumulators that are backpropagated
+emptying the global `critic.saved_values` it backpropagates); an accumulator bound anew at every optimizer
+step around a loop that backpropagates micro-batches and steps nothing (gradient accumulation: the graphs of
+one step at most, however many steps run); accumulators that are backpropagated
 (`total_loss.backward()`, `torch.stack(losses).sum().backward()`) or returned from a loop that does not
 itself call `backward()` (a loss built over several pieces); code under `torch.no_grad()`. A backward
 through one element (`losses.append(loss)` then `losses[-1].backward()`) leaves every other element's

@@ -140,3 +140,32 @@ def test_torch_tags_its_in_place_views_and_they_leave_every_element_as_it_was():
         array = np.arange(6.0).reshape(2, 3)
         getattr(torch.from_numpy(array), name)(*args)
         assert (array == np.arange(6.0).reshape(2, 3)).all(), name
+
+
+SHARING_LESSON = """
+import numpy as np
+import torch
+
+base = np.array([1.0, 2.0, 3.0])
+t = torch.from_numpy(base)
+view = t.numpy()
+view[1] = -1
+assert base[1] == view[1], "memory is shared"
+BEFORE
+model = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(4, 3)
+loss = model(x).pow(2).mean()
+loss.backward()
+opt.step()
+"""
+
+
+@pytest.mark.parametrize("before, reported", [("", False), ("w = torch.ones(3, requires_grad=True)\nx0 = (t * w).sum()", True)])
+def test_a_later_backward_reads_the_source_only_when_something_was_computed_from_it(before, reported):
+    """Fix review 7 (a, class A): a lesson asserts that `from_numpy` and `.numpy()` share memory, and a later
+    cell trains a model. Nothing is computed from `t` but its alias, so no graph holds it and the backward
+    reads nothing the write changed; the copy fix made the lesson's assert fail. Where `t` fed a product
+    before the write, a graph may hold it: still reported."""
+    source = SHARING_LESSON.replace("BEFORE\n", "").replace("view = t.numpy()", before + "\nview = t.numpy()")
+    assert [f.code for f in _found(source, "TEN103")] == ["TEN103"] * reported

@@ -100,3 +100,33 @@ def test_a_clone_used_within_its_step_is_quiet_whatever_its_name(name):
     """Fix review 5 (class A of the second reviewer): a residual skip cloned and added back in the same
     forward was reported when its name read as a frozen copy; detaching it cut the gradient to conv1."""
     assert [f for f in codes(FORWARD.format(name=name)) if f[1] == "TEN203"] == []
+
+
+SURGERY = """
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def widen_first_conv(self, in_ch):
+            modules = list(self.base.modules())
+            conv, parent = modules[1], modules[0]
+            params = [p.clone() for p in conv.parameters()]
+            kernel_size = params[0].size()
+            new_size = kernel_size[:1] + (in_ch,) + kernel_size[2:]
+            w = params[0].data.mean(dim=1, keepdim=True).expand(new_size).contiguous()
+            new = nn.Conv2d(in_ch, conv.out_channels, conv.kernel_size, bias=len(params) == 2)
+            new.weight.data = w
+            if len(params) == 2:
+                new.bias.data = params[1].data
+            parent[0] = new
+            return USE
+"""
+
+
+@pytest.mark.parametrize("use, reported", [("new", False), ("params[0] * 2", True), ("params[1].sum()", True)])
+def test_a_parameters_clone_read_only_for_its_size_and_data_is_not_computed_with(use, reported):
+    """Fix review 7 (b, class E): clones of a layer's parameters in a model-surgery method, read only through
+    `.size()` and `.data`, carry no graph into anything; a method whose result may hold the graph (`sum`) or
+    arithmetic on a clone still is a computation with it."""
+    assert [code for _, code in codes(SURGERY.replace("USE", use))] == ["TEN203"] * reported

@@ -119,7 +119,7 @@ def test_a_legacy_constructor_alias_whose_source_is_computed_with_is_still_fixed
 
 # The safety of each fix form.
 def test_tensor_from_tensor_has_a_safe_and_an_unsafe_fix():
-    source = "import torch\nx = torch.zeros(3)\na = torch.tensor(x)\nb = torch.FloatTensor(x)\ny = x + b\n"
+    source = "import torch\nx = torch.zeros(3)\na = torch.tensor(x)\nb = torch.FloatTensor(x)\nb.add_(1)\ny = x + b\n"
     fixes = [f.fix for f in analyse(source, "t.py", select_rules()).findings if f.code == "TEN204"]
     assert [(f.safety, f.edits[0].text) for f in fixes] == [(FixSafety.SAFE, "x.detach().clone()"),
                                                             (FixSafety.UNSAFE, "x.detach().clone()")]
@@ -143,3 +143,29 @@ def test_a_legacy_constructor_of_a_fresh_value_no_one_reads_again_is_no_alias_an
     if after.startswith("print"):
         body = "import torch\nparts = [torch.ones(2)]\nx = torch.cat(parts)\nb = torch.Tensor(x)\nb.zero_()\n" + after
     assert bool(findings(body.replace(HEAD, ""))) is reported
+
+
+LEGACY_BATCH = """
+import numpy as np
+import torch
+
+images = torch.from_numpy(np.random.rand(256, 8).astype(np.float32))
+model = torch.nn.Linear(8, 2)
+for i in range(0, 256, 64):
+    batch = torch.FloatTensor(images[i:i + 64])
+    WRITE
+    pred = model(batch).argmax(1)
+"""
+
+
+@pytest.mark.parametrize("write, reported", [
+    ("pass", False),  # only read: the alias cannot be told from a copy
+    ("batch -= 0.5", True),  # a write through the alias changes images too
+    ("images[i] = 0", True),  # a write to the source shows in the alias
+])
+def test_a_legacy_constructor_alias_nothing_writes_through_is_not_reported(write, reported):
+    """Fix review 7 (a and b, class C): `torch.FloatTensor(t)` of a float32 tensor used as a no-op conversion,
+    with no write through either side and no graph, is an alias no code can see; reported only once a write
+    through the alias or the source makes the sharing matter."""
+    found = [f.code for f in analyse(LEGACY_BATCH.replace("WRITE", write), "t.py", select_rules()).findings]
+    assert found.count("TEN204") == reported

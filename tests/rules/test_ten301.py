@@ -132,3 +132,31 @@ def test_a_checkpoint_read_after_the_loop_only_for_another_entry_keeps_no_snapsh
     """Fix review 5's class H: a checkpoint dict saved at once and read after the loop for its epoch only."""
     found = analyse(textwrap.dedent(CHECKPOINT.format(read=read)), "t.py", [BY_CODE["TEN301"]]).findings
     assert bool(found) is reported
+
+
+LATEST = """
+    import torch
+    from torch import nn, optim
+
+    def train(model, loader, epochs):
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        for epoch in range(epochs):
+            for x, y in loader:
+                opt.zero_grad()
+                nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+            if epoch % 10 == 9:
+                torch.save(model.state_dict(), f"net_{epoch + 1}.pth")
+                NAME = model.state_dict()
+        model.load_state_dict(NAME)
+        return model
+"""
+
+
+@pytest.mark.parametrize("name, reported", [("last_wts", False), ("final_state", False), ("latest", False),
+                                            ("best_wts", True), ("current_state", True), ("last_best", True)])
+def test_a_snapshot_named_for_the_latest_weights_is_what_it_says(name, reported):
+    """Fix review 7 (b, class A): a `last` snapshot retaken every few epochs and reloaded at the end is meant
+    to hold the final weights; the deepcopy fix rolled them back by up to nine epochs. A name can keep the
+    rule quiet, never make it fire: the same code with a `best` name is the best-weights bug."""
+    assert bool(lines(LATEST.replace("NAME", name))) is reported

@@ -94,6 +94,72 @@ def test_a_periodic_reset_does_not_silence_the_rule():
     assert not [f for f in findings(every_pass) if f.code == "TEN401"]
 
 
+GRADIENT_ACCUMULATION = """
+import torch
+from torch import nn
+
+
+def train(model, opt, batches, iter_size, steps):
+    for step in range(steps):
+        opt.zero_grad()
+        loss_value = 0{reset}
+        for sub in range(iter_size):
+            x, y = next(batches)
+            loss = nn.functional.mse_loss(model(x), y) / iter_size
+            loss_value += loss
+            loss.backward()
+        opt.step()
+    return loss_value
+"""
+
+
+@pytest.mark.parametrize("reset, reported", [
+    ("", False),  # bound anew at every optimizer step: one step's micro-batches at most
+    ("\n        if step % 10:\n            loss_value = 0", False),  # still bound anew on every pass
+])
+def test_an_accumulator_reset_at_every_optimizer_step_is_not_reported(reset, reported):
+    """Fix review 7 (b, class B): a loop that backpropagates micro-batches and steps no optimizer, inside
+    the loop that steps it, keeps the graphs of one optimizer step when the accumulator is bound anew in
+    each pass of the stepping loop; the rule's leak grows with the steps, and this does not."""
+    assert bool([f for f in findings(GRADIENT_ACCUMULATION.format(reset=reset)) if f.code == "TEN401"]) is reported
+
+
+def test_an_accumulator_the_stepping_loop_does_not_reset_is_reported():
+    """Bound before the stepping loop and reset only on some passes of it: the graphs of many steps are kept."""
+    source = GRADIENT_ACCUMULATION.format(reset="").replace(
+        "    for step in range(steps):\n        opt.zero_grad()\n        loss_value = 0",
+        "    loss_value = 0\n    for step in range(steps):\n        opt.zero_grad()\n        if step % 10 == 0:\n"
+        "            loss_value = 0")
+    assert "if step % 10 == 0" in source
+    assert [f.code for f in findings(source) if f.code == "TEN401"] == ["TEN401"]
+
+
+def test_the_graphs_kept_under_a_reset_at_every_optimizer_step_do_not_grow_with_the_steps():
+    """The claim behind the look-alike, with torch: the accumulator holds one step's micro-batch losses, the
+    number of graph nodes it reaches is the same after 3 steps as after 30."""
+    def nodes_after(steps):
+        torch.manual_seed(0)
+        model, iter_size = torch.nn.Linear(3, 1), 4
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for _ in range(steps):
+            opt.zero_grad()
+            loss_value = 0
+            for _ in range(iter_size):
+                loss = ((model(torch.randn(2, 3)) - 1) ** 2).mean() / iter_size
+                loss_value += loss
+                loss.backward()
+            opt.step()
+        seen, stack = set(), [loss_value.grad_fn]
+        while stack:
+            node = stack.pop()
+            if node is not None and node not in seen:
+                seen.add(node)
+                stack += [n for n, _ in node.next_functions]
+        return len(seen)
+
+    assert nodes_after(3) == nodes_after(30)
+
+
 def test_needs_a_torch_training_loop():
     hand_written = """
     import torch

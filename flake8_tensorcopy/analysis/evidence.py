@@ -688,11 +688,20 @@ def _backpropagated_binding(name: str, found: list, ctx: "Position") -> bool:
     """A backward of the scope runs through `name` bound as here: one of the bindings `found` reaching this
     point also reaches a `name.backward()` (or none is known). A validation loop's `loss`, bound anew from
     outputs made under no_grad, is not the training loop's `loss` that is backpropagated."""
-    scope = ctx.frame.scope
     if not found:
         return True
-    here = {id(b) for b in found}
-    return any(id(b) in here for at in scope.backward_at.get(name, ()) for b in scope.reaching(name, at))
+    return not {id(b) for b in found}.isdisjoint(_backpropagated_bindings(name, ctx))
+
+
+def _backpropagated_bindings(name: str, ctx: "Position") -> frozenset:
+    """The ids of the bindings of `name` that reach some `name.backward()` of the scope: asked once per scope
+    and name (a question per binding, each scanning every backward, was quadratic in one long scope)."""
+    scope = ctx.frame.scope
+    key = ("backpropagated-bindings", id(scope), name)
+    memo = ctx.facts.memo
+    if key not in memo:
+        memo[key] = frozenset(id(b) for at in scope.backward_at.get(name, ()) for b in scope.reaching(name, at))
+    return memo[key]
 
 
 def made_leaf(value: ast.AST, ctx: "Position") -> bool:

@@ -15,6 +15,7 @@ file, like the other questions of the model. An element of an iterable is proven
 from __future__ import annotations
 
 import ast
+import bisect
 
 from . import api, summaries
 from . import elements
@@ -129,9 +130,24 @@ def backward_root(name: str, ctx, pos=None) -> bool:
     found = reaching(name, ctx, pos)
     if len(found) != 1:
         return False
+    sole = _sole_reaching_backwards(name, ctx).get(id(found[0]), [])
+    return bisect.bisect_left(sole, pos) > bisect.bisect_right(sole, found[0].pos)
+
+
+def _sole_reaching_backwards(name: str, ctx) -> dict[int, list]:
+    """id of a binding of `name` -> the sorted positions of the `name.backward(...)` calls that it alone reaches:
+    made once per function and name (each question scanning every backward was quadratic in one long scope)."""
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    return any(found[0].pos < at < pos and reaching(name, ctx, at) == found
-               for at in ctx.facts.index(_backward_calls, body).get(name, ()))
+    key = ("sole-reaching-backwards", id(body), id(ctx.frame.scope), name)
+    memo = ctx.facts.memo
+    if key not in memo:
+        found: dict[int, list] = {}
+        for at in ctx.facts.index(_backward_calls, body).get(name, ()):
+            here = reaching(name, ctx, at)
+            if len(here) == 1:
+                found.setdefault(id(here[0]), []).append(at)
+        memo[key] = {k: sorted(v) for k, v in found.items()}
+    return memo[key]
 
 
 def _backward_calls(facts, body) -> dict[str, list]:

@@ -162,10 +162,12 @@ def _fixed(job: Job, src: Optional[fileio.SourceFile] = None) -> Report:
         if notebook and outcome.changed and report.fixed == src.text:  # never "fixed" with nothing written
             raise NotebookError("the fixes cannot be written back into the notebook's cells")
         verb = "would fix" if job.preview else "fixed"  # positions: in the text of the pass that fixed them
-        report.applied = [to_item(f, doc, lines_of(doc), f"{verb}, {f.fix.safety.value}") for f in outcome.applied]
+        lines = lines_of(doc)  # once: not once per finding
+        report.applied = [to_item(f, doc, lines, f"{verb}, {f.fix.safety.value}") for f in outcome.applied]
         after = read_document(report.fixed, job.display) if notebook and outcome.changed else (
             doc if notebook else Document(job.display, outcome.fixed))  # positions: after the fixes
-        report.remaining = [to_item(f, after, lines_of(after), _tag(f, job.unsafe, outcome.dropped.get(id(f))))
+        lines = lines_of(after)
+        report.remaining = [to_item(f, after, lines, _tag(f, job.unsafe, outcome.dropped.get(id(f))))
                             for f in outcome.remaining]
         report.rule_errors = outcome.errors
         if outcome.changed:

@@ -18,8 +18,8 @@ from flake8_tensorcopy.rules.model import Trigger
 from flake8_tensorcopy.adapters.flake8_plugin import Plugin
 from flake8_tensorcopy.rules import BY_CODE, RULES
 from tests.support.regex_steps import Counting
-from tests.support.scaling_cases import SHAPES, WorkCounter, big_file, every_rule, hostile_text, long_line, \
-    many_branches, neighbours, nesting, notebook, one_scope, package, unit, write_files
+from tests.support.scaling_cases import SHAPES, CallCounter, WorkCounter, big_file, every_rule, hostile_text, \
+    long_line, many_branches, neighbours, nesting, notebook, one_scope, package, unit, write_files
 
 pytestmark = pytest.mark.slow  # traced or step-counted runs at two sizes
 
@@ -114,6 +114,29 @@ def test_every_rule_costs_linear_work_in_deep_nesting(code):
     assert large <= small * LINEAR
 
 
+def rule_calls(code: str, shape, n: int) -> tuple[int, int]:
+    """(calls made, findings) analysing `shape` of the rule's example at size n with that rule alone, as
+    rule_work does, counting calls (CallCounter) so that 16n stays cheap."""
+    rule = BY_CODE[code]
+    source = shape(unit(rule), n)
+    with CallCounter() as counter:
+        result = engine.analyse(source, "t.py", [rule]) if rule.nodes else lint(Document("t.py", source), RULES)
+    assert result.errors == []
+    return counter.steps, sum(f.code == code for f in result.findings)
+
+
+@pytest.mark.parametrize("shape", ["statements", "branches", "loop"])
+@pytest.mark.parametrize("code", [r.code for r in RULES])
+def test_every_rule_costs_linear_work_in_one_scope_up_to_16n(code, shape):
+    """n, 4n and 16n copies of the example in one function: each copy rebinds the example's names and
+    (TEN102, TEN203, TEN401) calls `.backward()` on one of them again. Red at 16n where a question about one
+    binding looks at every binding or every backward of its name in the scope (n**2)."""
+    (small, found_small), (middle, found_middle), (large, found_large) = (
+        rule_calls(code, SHAPES[shape], n) for n in (25, 100, 400))
+    assert 0 < found_small < found_middle < found_large
+    assert middle <= small * LINEAR and large <= small * 16 * 1.5
+
+
 def regex_steps(trigger: Trigger, text: str) -> int:
     """Steps the trigger's regexes take to find every match in `text`, as `match_lines` does."""
     counting = Trigger()
@@ -189,6 +212,32 @@ def test_check_and_fix_cost_linear_work(tmp_path, case):
     (small, out_small), (large, out_large) = (cli_work(tmp_path, args, name, make(size)) for size in (n, 4 * n))
     assert len(out_small) < len(out_large) or "long line" in case  # more to report at 4x
     assert large <= small * LINEAR
+
+
+def split_characters(tmp_path, args: list[str], n: int, monkeypatch) -> int:
+    """Characters of text the command splits into lines (text.split_lines, through pipeline.lint) on every
+    rule's example, n times in one function each: work inside one regex split that no call count sees."""
+    from flake8_tensorcopy.pipeline import lint as pipeline
+
+    count = [0]
+    real = pipeline.split_lines
+    monkeypatch.setattr(pipeline, "split_lines", lambda text: count.__setitem__(0, count[0] + len(text)) or real(text))
+    path = tmp_path / f"t{n}.py"
+    path.write_text(every_rule(SHAPES["statements"], n, RULES))
+    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+        assert cli.main([*args, "-j", "1", str(path)]) == 1
+    monkeypatch.undo()
+    return count[0]
+
+
+@pytest.mark.parametrize("args", [["check", "--select", "TEN"], ["fix", "--unsafe-fixes", "--select", "TEN"]],
+                         ids=["check", "fix"])
+def test_check_and_fix_split_the_text_into_lines_linearly(tmp_path, args, monkeypatch):
+    """A finding's source line is read from the text split into lines: split once per file, not once per
+    finding (at b9972e9 fix splits the whole text once per applied and once per remaining finding, in
+    cli/fix.py's `lines_of(doc)` inside its comprehensions: 1,451 file lengths at n = 80)."""
+    small, middle, large = (split_characters(tmp_path, args, n, monkeypatch) for n in (5, 20, 80))
+    assert middle <= small * LINEAR and large <= small * 16 * 1.5
 
 
 def test_the_notebook_case_fixes_every_cell(tmp_path):

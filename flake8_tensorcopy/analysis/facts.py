@@ -44,6 +44,13 @@ class Scope:
     unsorted: set[str] = field(default_factory=set)  # names whose bindings were not met in source order
     flow: Optional[object] = None  # the control-flow graph (flow.Flow), built when first asked
     grad_switches: dict = field(default_factory=dict)  # statement `torch.set_grad_enabled(b)`: start -> grad off
+    params: Optional[frozenset] = None  # the names the scope's def binds as parameters, once asked
+
+    def is_param(self, name: str) -> bool:
+        """`name` is a parameter of the scope's def (the set is made once, after the walk)."""
+        if self.params is None:
+            self.params = frozenset(n for n, bs in self.bindings.items() if any(b.kind == Bind.ARG for b in bs))
+        return name in self.params
 
     def bind(self, b: Binding) -> None:
         self.bindings.setdefault(b.name, []).append(b)

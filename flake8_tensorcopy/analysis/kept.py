@@ -90,7 +90,7 @@ def live_after(holder: ast.expr, scope, pos) -> bool:
         return False
     if root is not holder:  # an attribute or entry of an object: whoever holds the object sees it
         return True
-    if any(b.kind == Bind.ARG for b in scope.bindings.get(root.id, ())):
+    if scope.is_param(root.id):
         return True
     return bool(scope.read_later(root.id, pos))
 

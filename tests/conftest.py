@@ -47,3 +47,14 @@ def hook_repo(tmp_path_factory):
     from tests.support.precommit_tools import shared_hook_repo
 
     return shared_hook_repo(tmp_path_factory)
+
+
+@pytest.fixture
+def every_fix_offered(monkeypatch, tmp_path_factory):
+    """The fix forms the rules withhold (rules/model.FixForm.withheld) lifted: tests of what a fix writes and
+    what it means run its code whether or not it is offered yet (tests/rules/test_fix_record.py holds the
+    gate itself). `check` gets a cache folder of its own, so no answer crosses between lifted and gated runs."""
+    from flake8_tensorcopy.rules.model import Rule
+
+    monkeypatch.setattr(Rule, "withholds", lambda self, fix: False)
+    monkeypatch.setenv("FLAKE8_TENSORCOPY_CACHE_DIR", str(tmp_path_factory.mktemp("lifted-cache")))

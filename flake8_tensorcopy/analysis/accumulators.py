@@ -269,10 +269,34 @@ def starts_numeric(key: str, acc, ctx) -> bool:
 
 def used_as_tensor(key: str, ctx) -> bool:
     """Some code of the function calls a tensor method on the accumulator, or on arithmetic built from it
-    or reads a tensor attribute a float lacks (`total.data[0]`, `total.device`): a float would break it, so
-    the fix keeps a tensor (`.detach()`)."""
+    or reads a tensor attribute a float lacks (`total.data[0]`, `total.device`); or the function returns it
+    and a caller does that to the call's result (`train_epoch(...).item()`, or a name bound to it): a float
+    would break it, so the fix keeps a tensor (`.detach()`)."""
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    return key in ctx.facts.index(_tensor_method_receivers, body)
+    if key in ctx.facts.index(_tensor_method_receivers, body):
+        return True
+    fn = ctx.frame.func
+    if not isinstance(fn, summaries.DEFS):
+        return False
+    memo_key = ("returned-used-as-tensor", id(fn))
+    if memo_key not in ctx.facts.memo:  # once per def: every accumulation in it asks
+        ctx.facts.memo[memo_key] = {name for r in summaries.returns(fn) if r.value is not None
+                                    for name in _operands(r.value)} if any(
+            _result_used_as_tensor(call, where) for call, where in summaries.sites(fn, ctx)) else set()
+    return key in ctx.facts.memo[memo_key]
+
+
+def _result_used_as_tensor(call: ast.Call, where) -> bool:
+    """The caller reads a tensor-only attribute of the call's result, directly or through the one name it
+    binds the result to (`loss = train_epoch(...)`, then `loss.item()`)."""
+    root = where.frame.func if where.frame.func is not None else where.facts.tree
+    parent = where.facts.parent(root, call)
+    if isinstance(parent, ast.Attribute) and parent.value is call and _tensor_only_use(parent.attr):
+        return True
+    if isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1:
+        name = dotted(parent.targets[0])
+        return name is not None and name in where.facts.index(_tensor_method_receivers, root)
+    return False
 
 
 def _tensor_method_receivers(facts, body) -> set:

@@ -558,15 +558,39 @@ def _imports_torch(ctx) -> bool:
         a.startswith(FRAMEWORKS) for a in aliases)
 
 
-def fresh(expr: ast.AST, ctx) -> bool:
+def fresh(expr: ast.AST, ctx, depth: int = 0) -> bool:
     """`expr` makes new storage that nothing else holds: a call of a torch function or a tensor method that
-    torch's declarations say returns a fresh tensor (`torch.zeros(n)`, `x.exp()`), not a view or alias."""
-    if not isinstance(expr, ast.Call):
+    torch's declarations say returns a fresh tensor (`torch.zeros(n)`, `x.exp()`), a legacy constructor given
+    sizes (`torch.Tensor(4, 3)`), or a view or a conversion that may return its receiver (`.unsqueeze(-1)`,
+    `.float()`) of such a temporary: its storage is the temporary's, which nothing else holds either."""
+    if not isinstance(expr, ast.Call) or depth > 8:
         return False
-    op = api.function(ctx.facts.qualname(expr.func))
-    if op is None and isinstance(expr.func, ast.Attribute) and ctx.facts.qualname(expr.func) is None:
+    q = ctx.facts.qualname(expr.func)
+    if q in LEGACY_CONSTRUCTORS:
+        return bool(expr.args) and all(isinstance(a, ast.Constant) and isinstance(a.value, int) for a in expr.args)
+    receiver = _same_storage_receiver(expr, ctx)
+    if receiver is not None:
+        return fresh(receiver, ctx, depth + 1)
+    op = api.function(q)
+    if op is None and isinstance(expr.func, ast.Attribute) and q is None:
         op = api.method(expr.func.attr)
     return op is not None and op.alias == "fresh"
+
+
+def _same_storage_receiver(call: ast.Call, ctx) -> Optional[ast.expr]:
+    """The receiver of a tensor method that returns a view of it, or may return it or an alias (`x.view(-1)`,
+    `x.unsqueeze(0)`, `x.float()`, `x.reshape(n)`): the result holds the receiver's storage, or a copy."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or ctx.facts.qualname(func) is not None:
+        return None
+    op = api.method(func.attr)
+    return func.value if op is not None and op.alias in ("view", "alias", "self") and not op.mutates else None
+
+
+LEGACY_CONSTRUCTORS = frozenset(  # `torch.FloatTensor(t)` aliases a tensor t; `torch.FloatTensor(4, 3)` allocates
+    f"torch.{prefix}{name}Tensor" for prefix in ("", "cuda.")
+    for name in ("", "Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool")
+) - {"torch.cuda.Tensor"}
 
 
 def held_nowhere_else(expr: ast.AST, ctx) -> bool:
@@ -590,14 +614,16 @@ def held_nowhere_else(expr: ast.AST, ctx) -> bool:
 
 
 def unseen_alias(call: ast.Call, source: ast.expr, ctx) -> bool:
-    """An alias `call` makes of `source` that no code can tell from a copy: the result is bound to a local name,
-    neither that name nor the source's root name is written in place anywhere in the function (a loop's
-    earlier write reaches a later pass), and the source holds no graph (which the alias would carry).
-    `batch = torch.FloatTensor(images[i:j])` of float32 images, only read, is one."""
+    """An alias `call` makes of `source` that no code can tell from a copy: the result, or a view of it, is
+    bound to a local name, neither that name nor the source's root name is written in place anywhere in the
+    function (a loop's earlier write reaches a later pass), and the source holds no graph (which the alias
+    would carry). `batch = torch.FloatTensor(images[i:j])` of float32 images, only read, is one."""
     root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
     stmt = next((n for n in ctx.facts.enclosing(root, pos_of(call)) if isinstance(n, ast.stmt)), None)
-    if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)):
+    value = stmt.value if isinstance(stmt, ast.Assign) else None
+    while isinstance(value, ast.Call) and value is not call:  # `x = torch.FloatTensor(t).unsqueeze(0)`
+        value = _same_storage_receiver(value, ctx)
+    if not (value is call and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
         return False
     held = named(source)
     base = held

@@ -230,6 +230,8 @@ def _tag(f: Finding, unsafe: bool, dropped: Optional[str] = None) -> str:
     """What became of a remaining finding's fix."""
     if dropped:
         return f"fix dropped: {dropped}"
+    if f.withheld:
+        return f"fix withheld: `flake8-tensorcopy explain {f.code}` says why"
     if f.fix is None or not f.fix.edits:
         return "no fix"
     if not allowed(f, unsafe):

@@ -120,8 +120,8 @@ def cmd_rules(args) -> int:
     print(f"{'code':<7} {'name':<{width}}  default  fix        safety       summary")
     for r in RULES:
         safety = ",".join(s.value for s in r.fix_safeties) or "-"
-        print(f"{r.code:<7} {r.name:<{width}}  {'on' if r.default_on else 'off':<7}  {r.fix_offered.value:<9}  {safety:<11}  "
-              f"{r.summary}")
+        print(f"{r.code:<7} {r.name:<{width}}  {'on' if r.default_on else 'off':<7}  {r.fix_offered.value:<9}  "
+              f"{safety:<11}  {r.summary}")
     print(f"\n{NOT_A_RULE}")
     return 0
 

@@ -46,8 +46,8 @@ def catalog_entry(rule: Rule) -> dict:
 
     return {"code": rule.code, "name": rule.name, "message": rule.message, "nodes": [n.__name__ for n in rule.nodes],
             "trigger": trigger(rule.trigger), "hot": trigger(rule.hot), "claim": rule.claim, "doc": rule.doc,
-            "fix": rule.fix.value, "fix_forms": [(f.what, f.safety.value, f.changes, f.withheld)
-                                                            for f in rule.fix_forms],
+            "fix": rule.fix.value,
+            "fix_forms": [(f.what, f.safety.value, f.changes, f.withheld) for f in rule.fix_forms],
             "default_on": rule.default_on, "whole_file": rule.whole_file}
 
 

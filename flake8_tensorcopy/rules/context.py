@@ -62,13 +62,14 @@ class Context:
         printable text (text.py): source code it quotes (`text`) on one line and shortened, line breaks and
         control characters from anywhere else (a neighbour's file name) collapsed or escaped. A fix of a
         form the rule withholds (model.FixForm.withheld) is left off: the finding is reported without it."""
-        if fix is not None and self.spec.withholds(fix):
+        withheld = fix is not None and self.spec.withholds(fix)
+        if withheld:
             fix = None
         line, col = self.char_pos(node.lineno, node.col_offset)
         end_line, end_col = self.char_pos(node.end_lineno or node.lineno, node.end_col_offset or 0)
         message = self.spec.message.format(**{k: self._quoting(str(v)) for k, v in fmt.items()}) if fmt \
             else self.spec.message
-        return Finding(line, col, self.spec.code, printable(message), fix, end_line, end_col)
+        return Finding(line, col, self.spec.code, printable(message), fix, end_line, end_col, withheld)
 
     def _quoting(self, value: str) -> str:
         """`value` with each long or multi-line source text it quotes shortened to one line, longest first."""

@@ -71,9 +71,11 @@ def runnable(block: str) -> str:
 def rule_table(rules: Sequence[Rule]) -> str:
     rows = ["| code | default | fix | fix safety | what it finds |", "|---|---|---|---|---|"]
     for r in rules:
-        safety = ", ".join(s.value for s in r.fix_safeties) or "–"
-        rows.append(f"| [{r.code}](docs/rules/{r.code}.md) | {'on' if r.default_on else 'off'} | {r.fix_offered.value} | "
-                    f"{safety} | {r.summary} |")
+        held = [s.value for s in FixSafety if any(f.safety is s and f.withheld for f in r.fix_forms)]
+        safety = ", ".join([s.value for s in r.fix_safeties] + [f"{s} withheld" for s in held]) or "–"
+        fix = "withheld" if r.fix_forms and not r.offered_forms else r.fix_offered.value
+        rows.append(f"| [{r.code}](docs/rules/{r.code}.md) | {'on' if r.default_on else 'off'} | {fix} | {safety} | "
+                    f"{r.summary} |")
     return "\n".join(rows)
 
 

@@ -65,6 +65,7 @@ class Finding:
     fix: Optional[Fix] = None
     end_line: int = 0
     end_col: int = 0
+    withheld: bool = False  # the rule made a fix of a form it withholds (FixForm.withheld): `fix` is None
 
     @property
     def text(self) -> str:

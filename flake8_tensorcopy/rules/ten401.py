@@ -100,9 +100,11 @@ The training loop, attachment and reset are judged inside one function, except i
 `training_step`: a step method that another trainer calls (`self.outputs.append(loss)` in a hand-written
 trainer's `train_step`) is not seen, nor a LightningModule whose base is known only by a name the file does
 not import (`from pytorch_lightning import *`), nor a list the step appends to under manual optimization
-(`self.automatic_optimization = False`) unless the file shows the value attached. Any reset
-inside the loop, also a periodic one (`if i % 100 == 0: running = 0`), silences the rule, although the
-graphs of up to that many steps are still kept. A loss is only known to be attached from the file's
+(`self.automatic_optimization = False`) unless the file shows the value attached. A periodic reset
+(`if i % 100 == 0: running = 0`) does not silence the rule, by design: the graphs of up to that many steps
+are kept between resets, though after a per-step backward they hold no saved activations, so the memory
+they keep is bounded (the `.item()` the fix writes is what the PyTorch FAQ and tutorials write there). A
+loss is only known to be attached from the file's
 evidence: `loss, acc = step(batch)` or `loss = obj.neglog_likelihood(x)` without a `.backward()` on
 `loss` is not, a dict of loss terms returned by a loss object the class receives as a parameter is not
 (its `__call__` is unknown), and a helper `compute_loss(...)` is trusted to return a number only when its
@@ -274,7 +276,9 @@ RULE = Rule(
         FixForm("the accumulated value gets `.item()` (a number accumulator no code uses as a tensor) or `.detach()`",
                 FixSafety.UNSAFE,
                 "gradient flow: nothing backpropagates through the accumulator; `.item()` raises on more than one "
-                "element"),
+                "element",
+                withheld=("27 of 34 fixes correct in fix review 8 at 26fa81d, on code the rules were not tuned on: "
+                          "6 on accumulators reset every few steps, 1 on a total its caller used as a tensor")),
     ),
     # backward() calls and helper defs anywhere in the file decide
     whole_file=True,

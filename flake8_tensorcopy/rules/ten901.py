@@ -183,7 +183,8 @@ RULE = Rule(
     fix_forms=(
         FixForm("`.detach()` on the value kept on `self`",
                 FixSafety.UNSAFE,
-                "gradient flow: nothing backpropagates through the kept attribute"),
+                "gradient flow: nothing backpropagates through the kept attribute",
+                withheld=("no fix of it judged on code the rules were not tuned on yet")),
     ),
     default_on=False,
 )

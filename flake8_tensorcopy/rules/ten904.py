@@ -90,7 +90,8 @@ RULE = Rule(
     fix_forms=(
         FixForm("the kept name becomes `x.clone()` at the store",
                 FixSafety.UNSAFE,
-                "aliasing: the write no longer reaches the kept entry"),
+                "aliasing: the write no longer reaches the kept entry",
+                withheld=("no fix of it judged on code the rules were not tuned on yet")),
     ),
     default_on=False,  # its trigger (a store and an in-place write) passes most files: opt-in until it is cheap
 )

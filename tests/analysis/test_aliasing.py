@@ -304,6 +304,7 @@ def test_what_a_helper_returns(name, index, expected):
     assert returned(HELPERS, name, index) == expected
 
 
+@pytest.mark.usefixtures("every_fix_offered")  # a fix the rules withhold shows the mechanics
 def test_writes_through_a_helpers_alias():
     source = HELPERS + """
 def log_audio(signal, writer):
@@ -373,6 +374,7 @@ def test_a_helper_in_a_neighbouring_module(tmp_path):
     assert analyse(user, "<stdin>", [BY_CODE["TEN103"]]).findings == []  # nothing on disk beside it
 
 
+@pytest.mark.usefixtures("every_fix_offered")  # a fix the rules withhold shows the mechanics
 def test_detach_and_data_aliases_built_in_a_helper():
     """TEN101 reads the same helper summaries (no fix for a tuple's element); TEN102 leaves them: its fix
     would rewrite the helper's `.data`. (TEN103 makes the `/=` lines hot in a file that names numpy().)"""

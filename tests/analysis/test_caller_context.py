@@ -73,6 +73,7 @@ def test_detach_alias_passed_to_a_def_that_writes_it(call):
     assert found == [(5, "TEN101")]
 
 
+@pytest.mark.usefixtures("every_fix_offered")  # a fix the rules withhold shows the mechanics
 def test_the_finding_names_the_call_and_the_fix_copies_at_the_call():
     [f] = findings(CENTER.format(call="c = center(feats.detach())", after="feats.mean()"))
     assert "center() writes it in place" in f.message and "line 10" in f.message

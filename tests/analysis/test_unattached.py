@@ -132,6 +132,7 @@ def test_ten401_quiet_on_a_hand_written_update_of_unattached_tensors():
     assert not scope["v"].requires_grad and scope["v"].grad_fn is None
 
 
+@pytest.mark.usefixtures("every_fix_offered")  # a fix the rules withhold shows the mechanics
 def test_ten401_still_reports_an_accumulator_that_mixes_in_a_real_loss():
     """Control: the same loop, with a critic's loss (model output -> criterion) mixed into `w`'s update."""
     source = GTD.replace("{extra}", "pass").replace(

@@ -71,7 +71,7 @@ def test_sarif_is_valid_against_the_official_schema(project):
         assert meta["helpUri"].endswith(f"docs/rules/{meta['id']}.md")
         assert meta["defaultConfiguration"]["level"] == "warning"
         assert meta["properties"]["fix"] in ("never", "sometimes", "always")
-    assert rules[[r["id"] for r in rules].index("TEN204")]["properties"]["fix_safety"] == ["safe", "unsafe"]
+    assert rules[[r["id"] for r in rules].index("TEN204")]["properties"]["fix_safety"] == ["safe"]
     results = run["results"]
     assert len(results) == 10
     first = results[0]
@@ -117,9 +117,11 @@ def test_rules_json(tmp_path):
     listed = json.loads(proc.stdout)
     assert [r["code"] for r in listed] == [r.code for r in RULES]
     for entry, rule in zip(listed, RULES):
-        assert entry["default_on"] is rule.default_on and entry["fix"] == rule.fix.value
+        assert entry["default_on"] is rule.default_on and entry["fix"] == rule.fix_offered.value
         assert entry["fix_safety"] == [s.value for s in rule.fix_safeties]
         assert [f["safety"] for f in entry["fix_forms"]] == [f.safety.value for f in rule.fix_forms]
+        assert [f.get("withheld", "") for f in entry["fix_forms"]] == [f.withheld for f in rule.fix_forms]
         assert set(entry) == {"code", "name", "summary", "default_on", "fix", "fix_safety", "fix_forms", "url"}
     ten204 = listed[[r["code"] for r in listed].index("TEN204")]
-    assert ten204["fix"] == "sometimes" and ten204["fix_safety"] == ["safe", "unsafe"]
+    assert ten204["fix"] == "sometimes" and ten204["fix_safety"] == ["safe"]  # its unsafe form is withheld
+    assert ten204["fix_forms"][2]["safety"] == "unsafe" and ten204["fix_forms"][2]["withheld"]

@@ -23,16 +23,17 @@ def fix_hook_config(hook_repo, args) -> str:
 
 
 def test_fix_hook_rewrites_the_file_then_passes(tmp_path, hook_repo, precommit_home):
-    bad = fixture_text("TEN101", "bad")
+    bad = fixture_text("TEN202", "bad")
     project = committed_repo(tmp_path / "project", {
-        ".pre-commit-config.yaml": fix_hook_config(hook_repo, ["--unsafe-fixes"]),  # TEN101's fix is unsafe
+        ".pre-commit-config.yaml": fix_hook_config(hook_repo, ["--unsafe-fixes"]),  # TEN202's fix is unsafe
         "train.py": bad,
     })
     first = pre_commit(project, precommit_home, "run", "tensorcopy-fix", "--all-files")
     assert first.returncode == 1 and "files were modified by this hook" in first.stdout, output(first)
-    # every alias site of the fixture (`.detach()`, `.detach().cpu()`, `.detach().view(-1)`) gets `.clone()`;
-    # nothing else changes (comments kept)
-    expected = re.sub(r"\.detach\(\)(?:\.cpu\(\)|\.view\(-1\))?", lambda m: m.group(0) + ".clone()", bad)
+    # every shallow copy of the fixture (`copy.copy(x)`, `shallow(x)` of `from copy import copy as shallow`)
+    # becomes `x.detach().clone()` and the imports it leaves unused go; nothing else changes (comments kept)
+    expected = re.sub(r"(?:copy\.copy|shallow)\((\w+)\)", r"\1.detach().clone()", bad)
+    expected = expected.replace("import copy\nfrom copy import copy as shallow\n\n", "")
     assert (project / "train.py").read_text() == expected
 
     git(project, "add", "train.py")
@@ -42,7 +43,7 @@ def test_fix_hook_rewrites_the_file_then_passes(tmp_path, hook_repo, precommit_h
 
 
 def test_finding_left_unfixed_keeps_the_hook_failing(tmp_path, hook_repo, precommit_home):
-    """By default only safe fixes apply; TEN101's fix is unsafe, so its findings remain and are reported."""
+    """By default only safe fixes apply; TEN101 offers none (its form is withheld): its findings remain."""
     bad = fixture_text("TEN101", "bad")
     project = committed_repo(tmp_path / "project", {
         ".pre-commit-config.yaml": fix_hook_config(hook_repo, []),  # the hook as shipped

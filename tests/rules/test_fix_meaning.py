@@ -16,6 +16,9 @@ from flake8_tensorcopy.fix.fixer import fix_source
 from flake8_tensorcopy.rules import RULES
 from flake8_tensorcopy.rules.model import FixAvailability
 
+# what a fix writes and means is tested whether or not its form is offered yet (tests/rules/test_fix_record.py)
+pytestmark = pytest.mark.usefixtures("every_fix_offered")
+
 TRAIN = """
 import copy
 import torch

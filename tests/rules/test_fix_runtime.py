@@ -16,6 +16,9 @@ from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.rules.model import FixAvailability
 from flake8_tensorcopy.rules import BY_CODE, RULES
 
+# what a fix writes and means is tested whether or not its form is offered yet (tests/rules/test_fix_record.py)
+pytestmark = pytest.mark.usefixtures("every_fix_offered")
+
 FIXABLE = [r.code for r in RULES if r.fix is not FixAvailability.NEVER]
 
 

@@ -12,6 +12,9 @@ from tests.support.rule_tools import DEFAULT
 from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.rules import BY_CODE
 
+# what a fix writes and means is tested whether or not its form is offered yet (tests/rules/test_fix_record.py)
+pytestmark = pytest.mark.usefixtures("every_fix_offered")
+
 EXPECT_COMMENT = re.compile(r"\s*# expect: .*$")
 
 

@@ -9,6 +9,9 @@ import pytest
 from tests.support.rule_tools import findings, findings_of
 from flake8_tensorcopy.text import percent_cell_ends
 
+# what a fix writes and means is tested whether or not its form is offered yet (tests/rules/test_fix_record.py)
+pytestmark = pytest.mark.usefixtures("every_fix_offered")
+
 FROM_NUMPY = """
     import numpy as np
     import torch

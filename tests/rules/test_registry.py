@@ -96,6 +96,7 @@ def test_a_withheld_form_reports_the_finding_without_its_fix():
     withheld = lint(Document("t.py", source), [withheld_rule]).findings
     assert [f.code for f in offered] == [f.code for f in withheld] == [SNAPSHOT.code]
     assert offered[0].fix is not None and withheld[0].fix is None
+    assert withheld[0].withheld and not offered[0].withheld  # `fix` tags it "fix withheld", not "no fix"
     assert withheld_rule.fix_offered is FixAvailability.NEVER and withheld_rule.fix_safeties == ()
     metadata = fix_metadata(withheld_rule)
     assert metadata["fix"] == "never" and metadata["fix_forms"][0]["withheld"] == "0 of 3 right"

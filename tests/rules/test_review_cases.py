@@ -12,6 +12,9 @@ from tests.support.fixture_tools import FIXTURES, expectations
 from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.rules import RULES
 
+# what a fix writes and means is tested whether or not its form is offered yet (tests/rules/test_fix_record.py)
+pytestmark = pytest.mark.usefixtures("every_fix_offered")
+
 CASES = sorted((FIXTURES / "review").glob("*.py"))
 DEFAULT_ON = [r for r in RULES if r.default_on]
 LINE = re.compile(r"^(?P<path>.+?\.py):(?P<line>\d+):(?P<col>\d+): (?P<code>TEN\d+)", re.M)

@@ -3,9 +3,14 @@ used, and when its fix (`.clone()` at the alias site) is withheld: a lesson that
 after the write, a hand-written update that means to change the source."""
 from __future__ import annotations
 
+import pytest
+
 from tests.support.rule_tools import findings_of as _found, notebook_findings as _notebook_findings
 from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.rules import BY_CODE
+
+# what a fix writes and means is tested whether or not its form is offered yet (tests/rules/test_fix_record.py)
+pytestmark = pytest.mark.usefixtures("every_fix_offered")
 
 
 # A lesson that writes through an alias and then only shows both sides gets no fix (a class of harmful

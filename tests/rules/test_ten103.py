@@ -7,6 +7,9 @@ import pytest
 
 from tests.support.rule_tools import findings_of as _found, notebook_findings as _notebook_findings
 
+# what a fix writes and means is tested whether or not its form is offered yet (tests/rules/test_fix_record.py)
+pytestmark = pytest.mark.usefixtures("every_fix_offered")
+
 
 # A lesson that writes through an alias and then only shows both sides gets no fix (a class of harmful
 # fixes the review of `fix --unsafe-fixes` on unseen repositories found, docs/fix-review.md).
@@ -161,7 +164,10 @@ opt.step()
 """
 
 
-@pytest.mark.parametrize("before, reported", [("", False), ("w = torch.ones(3, requires_grad=True)\nx0 = (t * w).sum()", True)])
+@pytest.mark.parametrize("before, reported", [
+    ("", False),
+    ("w = torch.ones(3, requires_grad=True)\nx0 = (t * w).sum()", True),
+])
 def test_a_later_backward_reads_the_source_only_when_something_was_computed_from_it(before, reported):
     """Fix review 7 (a, class A): a lesson asserts that `from_numpy` and `.numpy()` share memory, and a later
     cell trains a model. Nothing is computed from `t` but its alias, so no graph holds it and the backward

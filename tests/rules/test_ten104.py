@@ -11,6 +11,9 @@ from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.rules import BY_CODE
 from flake8_tensorcopy.sources.notebook import cell_ends, read_notebook
 
+# what a fix writes and means is tested whether or not its form is offered yet (tests/rules/test_fix_record.py)
+pytestmark = pytest.mark.usefixtures("every_fix_offered")
+
 
 # Fixes from proof: each case is one a trial on unseen code found a harmful fix for.
 HELPER = """

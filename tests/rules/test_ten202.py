@@ -10,6 +10,9 @@ import pytest
 from tests.support.edit_tools import replaced
 from tests.support.rule_tools import call_at, case_findings, fixture_cases
 
+# what a fix writes and means is tested whether or not its form is offered yet (tests/rules/test_fix_record.py)
+pytestmark = pytest.mark.usefixtures("every_fix_offered")
+
 
 @pytest.mark.parametrize("case", fixture_cases("TEN202"))
 def test_the_fix_replaces_the_call_with_the_copy_the_message_advises(case):

@@ -10,6 +10,9 @@ import pytest
 from tests.support.edit_tools import apply_edits
 from tests.support.rule_tools import call_at, case_findings, codes, fixture_cases
 
+# what a fix writes and means is tested whether or not its form is offered yet (tests/rules/test_fix_record.py)
+pytestmark = pytest.mark.usefixtures("every_fix_offered")
+
 
 PROBE = """
     import torch
@@ -130,3 +133,56 @@ def test_a_parameters_clone_read_only_for_its_size_and_data_is_not_computed_with
     `.size()` and `.data`, carry no graph into anything; a method whose result may hold the graph (`sum`) or
     arithmetic on a clone still is a computation with it."""
     assert [code for _, code in codes(SURGERY.replace("USE", use))] == ["TEN203"] * reported
+
+
+SCAN = """
+    import torch
+    from torch import nn
+
+
+    class GatedScan(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.gate = nn.Linear(d, d)
+
+        def forward(self, value):
+            forget = torch.sigmoid(self.gate(value))
+            h = torch.zeros(value.shape[0], value.shape[2])
+            outputs = []
+            for t in range(value.shape[1]):
+                h = forget[:, t] * h + (1 - forget[:, t]) * value[:, t]
+                outputs.append(h.clone())
+            TAIL
+"""
+
+
+@pytest.mark.parametrize("tail, reported", [
+    ("return torch.stack(outputs, dim=1)", False),  # the clones are the layer's output
+    ("return outputs", True),  # kept as they are: nothing computes with them here
+    ("loss = torch.stack(outputs).sum()\n            loss.backward()\n            return loss", True),  # trains
+])
+def test_clones_a_forward_computation_stacks_are_its_values_not_snapshots(tail, reported):
+    """Fix review 8 (d, class B, harmful): a scan appends each state's clone to a list it stacks into the
+    layer's output; detaching them cut the gradient to the gate. Computed with, in code that does not
+    train, the clones are the forward's values; in a function that backpropagates they are still kept."""
+    found = [code for _, code in codes(SCAN.replace("TAIL", tail))]
+    assert found == ["TEN203"] * reported
+
+
+def test_the_scan_trains_its_gate_through_the_clones():
+    """The claim behind the look-alike, with torch: the gate gets a gradient through the stacked clones, and
+    none once they are detached."""
+    torch = pytest.importorskip("torch")
+    gate = torch.nn.Linear(4, 4)
+
+    def run(detach):
+        value = torch.randn(2, 5, 4)
+        forget, h, outs = torch.sigmoid(gate(value)), torch.zeros(2, 4), []
+        for t in range(5):
+            h = forget[:, t] * h + (1 - forget[:, t]) * value[:, t]
+            outs.append(h.detach().clone() if detach else h.clone())
+        return torch.stack(outs, dim=1)
+
+    run(False).sum().backward()
+    assert gate.weight.grad.abs().sum() > 0
+    assert not run(True).requires_grad

@@ -12,6 +12,9 @@ from flake8_tensorcopy.engine.core import analyse, select_rules
 from flake8_tensorcopy.rules import BY_CODE
 from flake8_tensorcopy.rules.model import FixSafety
 
+# what a fix writes and means is tested whether or not its form is offered yet (tests/rules/test_fix_record.py)
+pytestmark = pytest.mark.usefixtures("every_fix_offered")
+
 HEAD = "from typing import Optional, Union\n\nimport numpy as np\nimport torch\nfrom torch import Tensor\n\n\n"
 
 
@@ -169,3 +172,24 @@ def test_a_legacy_constructor_alias_nothing_writes_through_is_not_reported(write
     through the alias or the source makes the sharing matter."""
     found = [f.code for f in analyse(LEGACY_BATCH.replace("WRITE", write), "t.py", select_rules()).findings]
     assert found.count("TEN204") == reported
+
+
+@pytest.mark.parametrize("source", [
+    "a = torch.Tensor(torch.Tensor(4, 3))",  # a legacy constructor given sizes allocates
+    "a = torch.LongTensor(torch.argmax(q, -1).unsqueeze(-1))",  # a view of a fresh temporary
+    "r = torch.zeros([n, 4]).float()\nfor i in range(n):\n    r[i] = q[i]\nr = torch.Tensor(r)",  # rebound by itself
+    "d = torch.from_numpy(arr[0])\nd = torch.FloatTensor(d).unsqueeze(0)\nout = d * 2",  # a view of the alias, read
+])
+def test_a_legacy_constructor_of_what_nobody_else_sees_is_not_reported(source):
+    """Fix review 8 (c, classes C and D): a fresh temporary through a view or a conversion that may return it
+    (`.unsqueeze`, `.float()`) is still fresh, and a view taken right after the constructor is the alias that
+    nobody writes through; the unsafe copy these were given was a false positive each time."""
+    head = "import numpy as np\nimport torch\nq = torch.randn(3, 5)\narr = np.ones((2, 3), np.float32)\nn = 3\n"
+    text = head + source
+    assert [f.code for f in analyse(text, "t.py", select_rules()).findings if f.code == "TEN204"] == []
+
+
+def test_a_view_of_a_legacy_constructor_written_through_is_reported():
+    text = ("import numpy as np\nimport torch\narr = np.ones((2, 3), np.float32)\nd = torch.from_numpy(arr[0])\n"
+            "d2 = torch.FloatTensor(d).unsqueeze(0)\nd2 += 1\n")
+    assert [f.code for f in analyse(text, "t.py", select_rules()).findings if f.code == "TEN204"] == ["TEN204"]

@@ -11,6 +11,9 @@ from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.fix.fixer import fix_source
 from flake8_tensorcopy.rules import BY_CODE
 
+# what a fix writes and means is tested whether or not its form is offered yet (tests/rules/test_fix_record.py)
+pytestmark = pytest.mark.usefixtures("every_fix_offered")
+
 
 RESET_EACH_ITERATION = """
     def compare(model, loss_fn, optimizers, n_epochs):

@@ -15,6 +15,9 @@ from flake8_tensorcopy.engine.core import analyse
 from flake8_tensorcopy.fix.fixer import fix_source
 from flake8_tensorcopy.rules import BY_CODE, RULES
 
+# what a fix writes and means is tested whether or not its form is offered yet (tests/rules/test_fix_record.py)
+pytestmark = pytest.mark.usefixtures("every_fix_offered")
+
 
 @pytest.mark.parametrize("line, replaced", [
     ("total += loss", "total += loss.item()"),
@@ -715,3 +718,51 @@ def test_a_validation_loss_of_the_same_name_is_not_the_backpropagated_one(criter
         exec(compile(source, "crossvalid.py", "exec"), namespace)
         model = torch.nn.Linear(3, 1)
         assert not namespace["crossvalid"](model, [(torch.randn(1, 3), torch.randn(1, 1))] * 2).requires_grad
+
+
+RETURNED_TOTAL = """
+import torch
+
+
+def train_epoch(model, batches, opt, loss_fn):
+    total = 0
+    for x, y in batches:
+        loss = loss_fn(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        total += loss
+    total /= len(batches)
+    return total
+
+
+def fit(model, batches, epochs):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    history = []
+    for _ in range(epochs):
+        USE
+    return history
+
+
+torch.manual_seed(0)
+DATA = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]
+HISTORY = fit(torch.nn.Linear(3, 1), DATA, 2)
+"""
+
+
+@pytest.mark.parametrize("use, kept", [
+    ("epoch_loss = train_epoch(model, batches, opt, torch.nn.functional.mse_loss)\n"
+     "        history.append(epoch_loss.item())", ".detach()"),
+    ("history.append(train_epoch(model, batches, opt, torch.nn.functional.mse_loss).item())", ".detach()"),
+    ("history.append(train_epoch(model, batches, opt, torch.nn.functional.mse_loss))", ".item()"),
+])
+def test_a_returned_total_a_caller_uses_as_a_tensor_keeps_a_tensor(use, kept):
+    """Fix review 8 (d, class A, harmful): the epoch total starts as 0 and its function never uses it as a
+    tensor, but returns it, and the caller calls `.item()` on the result: `.item()` in the fix made that
+    raise AttributeError. A caller's use of the returned total counts; the fixed program runs."""
+    source = RETURNED_TOTAL.replace("USE", use)
+    fixed = fix_source(source, "t.py", RULES, unsafe=True).fixed
+    assert f"total += loss{kept}" in fixed
+    namespace = {}
+    exec(compile(fixed, "t.py", "exec"), namespace)
+    assert len(namespace["HISTORY"]) == 2

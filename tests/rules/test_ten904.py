@@ -11,6 +11,9 @@ import pytest
 from tests.support.edit_tools import replaced
 from tests.support.rule_tools import case_findings, fixture_cases
 
+# what a fix writes and means is tested whether or not its form is offered yet (tests/rules/test_fix_record.py)
+pytestmark = pytest.mark.usefixtures("every_fix_offered")
+
 MESSAGE = re.compile(r"'(?P<name>\w+)' is kept by reference in '(?P<holder>[^']+)' and then written in place "
                      r"at line (?P<line>\d+): the kept value changes too; keep (?P<advice>\S+)")
 

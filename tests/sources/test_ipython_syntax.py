@@ -87,6 +87,7 @@ def test_check_reads_an_indented_cell_and_reports_its_own_columns(tmp_path):
     assert [(f["cell"], f["line"], f["column"], f["end_column"]) for f in doc["findings"]] == [(2, 3, 9, 24)]
 
 
+@pytest.mark.usefixtures("every_fix_offered")  # a fix the rules withhold shows the mechanics
 def test_a_fix_in_an_indented_cell_keeps_its_indent(tmp_path, capsys):
     train = ("  def fit(model, loader, opt):\n      best = model.state_dict()\n      for x in loader:\n"
              "          opt.step()\n      model.load_state_dict(best)\n")
@@ -111,6 +112,7 @@ def test_check_reports_an_unparsable_cell_and_checks_the_others(tmp_path):
     assert doc["errors"][0]["message"].startswith("cell 2: cannot parse at line 1: ")
 
 
+@pytest.mark.usefixtures("every_fix_offered")  # a fix the rules withhold shows the mechanics
 def test_fix_fixes_the_other_cells_and_leaves_an_unparsable_one_byte_identical(tmp_path, capsys):
     train = ("def fit(model, loader, opt):\n    best = model.state_dict()\n    for x in loader:\n"
              "        opt.step()\n    model.load_state_dict(best)\n")

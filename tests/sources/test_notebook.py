@@ -102,6 +102,7 @@ def test_a_fix_that_shortens_a_cell_keeps_every_other_cell_in_place(tmp_path, ca
                      "b = h.detach().clone()\nprint(b)", "print(a)"]
 
 
+@pytest.mark.usefixtures("every_fix_offered")  # a fix the rules withhold shows the mechanics
 def test_an_added_import_never_lands_in_a_cell_of_another_language(tmp_path, capsys):
     train = ("def fit(model, loader, opt):\n    best = model.state_dict()\n    for x in loader:\n"
              "        model(x).sum().backward()\n        opt.step()\n    model.load_state_dict(best)")
@@ -141,6 +142,7 @@ def test_a_notebook_whose_first_code_cell_is_empty_is_fixed(tmp_path, capsys):
     assert code == 0 and cell_sources(text) == ["", source.replace("torch.tensor(h)", "h.detach().clone()")]
 
 
+@pytest.mark.usefixtures("every_fix_offered")  # a fix the rules withhold shows the mechanics
 def test_an_added_import_goes_below_a_python_cell_magic(tmp_path, capsys):
     train = ("def fit(model, loader, opt):\n    best = model.state_dict()\n    for x in loader:\n"
              "        opt.step()\n    model.load_state_dict(best)\n")
@@ -184,6 +186,7 @@ def test_a_fixed_cell_keeps_its_line_ends(tmp_path, capsys, end):
     assert len(changed) == 2 and all("h.detach().clone()" in b for _, b in changed)  # the file's other bytes stay
 
 
+@pytest.mark.usefixtures("every_fix_offered")  # a fix the rules withhold shows the mechanics
 def test_a_new_line_in_a_crlf_cell_gets_crlf(tmp_path, capsys):
     train = ("def fit(model, loader, opt):\r\n    best = model.state_dict()\r\n    for x in loader:\r\n"
              "        opt.step()\r\n    model.load_state_dict(best)\r\n")

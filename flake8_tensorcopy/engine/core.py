@@ -7,6 +7,7 @@ files no rule could fire on never loads them.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import warnings
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
@@ -74,16 +75,31 @@ def hot_lines(found: Optional[list[int]], tree: ast.Module) -> Optional[list[int
 
 
 def tree_for(source: str, filename: str, active: Sequence[Rule]) -> ast.Module:
-    """The whole tree. For a file that does not parse, the partial tree (see `partial_tree`) when there
-    is one: a syntax error in a def no rule looks at is left to flake8 (E999). Files that parse are
-    parsed whole: stubbing them first costs more than it saves, as the walk skips cold defs anyway."""
+    """The whole tree. For a file that does not parse, the tree of its text with a newer Python's f-strings
+    blanked (newer_fstrings: its findings then have no fix, the fixer never rewrites such a file), else
+    the partial tree (see `partial_tree`) when there is one: a syntax error in a def no rule looks at is
+    left to flake8 (E999). Files that parse are parsed whole: stubbing them first costs more than it
+    saves, as the walk skips cold defs anyway."""
     try:
         return parse(source, filename)
     except AnalysisError:
+        from .newer_fstrings import masked  # only for a file that does not parse
+
+        blanked = masked(source)
+        if blanked is not None:
+            try:
+                tree = parse(blanked, filename)
+                setattr(tree, BLANKED, True)
+                return tree
+            except AnalysisError:
+                pass
         tree = partial_tree(source, active)
         if tree is None:
             raise
         return tree
+
+
+BLANKED = "_tensorcopy_blanked_fstrings"  # set on a tree parsed from text whose newer f-strings were blanked
 
 
 def partial_tree(source: str, rules: Sequence[Rule]) -> Optional[ast.Module]:
@@ -145,6 +161,8 @@ def _analyse(source: str, filename: str, rules: Sequence[Rule], tree: Optional[a
     result = Result(parsed=True)
     with project.analysing(facts):  # neighbours that import this file read this text, not the saved file
         _run_rules(facts, by_type, result)
+    if getattr(tree, BLANKED, False):  # a fix is made for text this Python cannot parse: none is offered
+        result.findings = [dataclasses.replace(f, fix=None) for f in result.findings]
     result.findings.sort(key=lambda f: (f.line, f.col, f.code))
     return result
 

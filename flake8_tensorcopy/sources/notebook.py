@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..engine.core import AnalysisError, could_fire, parse
+from ..engine.newer_fstrings import masked
 from .ipython_syntax import automagic, read_cell
 from .notebook_json import replace_sources
 from ..text import split_lines
@@ -229,10 +230,19 @@ def _append(nb: Notebook, program: list, line: Optional[str], text: Optional[str
 
 
 def _parse_error(lines: list[str]) -> Optional[str]:
-    """Why a cell, read as IPython reads it, is not Python (None when it is)."""
+    """Why a cell, read as IPython reads it, is not Python (None when it is, or when it is but for a newer
+    Python's f-strings, which the engine blanks: engine.newer_fstrings)."""
+    text = "\n".join(lines)
     try:
-        parse("\n".join(lines), "<cell>")
+        parse(text, "<cell>")
     except AnalysisError as exc:
+        blanked = masked(text)
+        try:
+            if blanked is not None:
+                parse(blanked, "<cell>")
+                return None
+        except AnalysisError:
+            pass
         return str(exc)
     return None
 

@@ -19,7 +19,7 @@ from flake8_tensorcopy.adapters.flake8_plugin import Plugin
 from flake8_tensorcopy.rules import BY_CODE, RULES
 from tests.support.regex_steps import Counting
 from tests.support.scaling_cases import SHAPES, CallCounter, WorkCounter, big_file, every_rule, hostile_text, \
-    long_line, many_branches, neighbours, nesting, notebook, one_scope, package, unit, write_files
+    long_line, many_branches, many_functions, neighbours, nesting, notebook, one_scope, package, unit, write_files
 
 pytestmark = pytest.mark.slow  # traced or step-counted runs at two sizes
 
@@ -413,4 +413,42 @@ def test_memory_grows_linearly_with_the_assignments_in_one_scope():
     assignments it took 65x the memory; now 17x)."""
     (small, found_small), (middle, found_middle), (large, found_large) = (flow_memory(n) for n in (500, 2000, 8000))
     assert (found_small, found_middle, found_large) == (502, 2002, 8002)  # one binding reaches each read
+    assert middle <= small * LINEAR and large <= small * 16 * 1.5
+
+
+# ---- n, 4n and 16n for the front ends and one file's size (issue 27), calls counted -------------------------
+GROWTH = {
+    "plugin, every rule's example": ("plugin", lambda n: every_rule(SHAPES["statements"], n, RULES), 4),
+    "check, every rule's example": ("check", lambda n: every_rule(SHAPES["statements"], n, RULES), 4),
+    "fix, every rule's example": ("fix", lambda n: every_rule(SHAPES["statements"], n, RULES), 4),
+    "check, functions in one file": ("check", many_functions, 100),
+    "check, assignments in one scope": ("check", one_scope, 250),  # one finding-free chain: the flow analysis
+}
+
+
+def front_end_calls(tmp_path, front_end: str, text: str) -> tuple[int, int]:
+    """(calls made, findings reported) running one front end, in this process, on a file holding `text`."""
+    if front_end == "plugin":
+        tree, lines = ast.parse(text), text.splitlines(keepends=True)
+        with CallCounter() as counter:
+            reported = list(Plugin(tree, lines, "t.py").run())
+        return counter.steps, len(reported)
+    path = tmp_path / f"t{len(text)}.py"
+    path.write_text(text)
+    args = ["check", "--select", "TEN"] if front_end == "check" else ["fix", "--unsafe-fixes", "--diff", "--select",
+                                                                       "TEN"]
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()), CallCounter() as counter:
+        cli.main([*args, "-j", "1", "--no-cache", str(path)])
+    return counter.steps, out.getvalue().count(": TEN")
+
+
+@pytest.mark.parametrize("case", GROWTH)
+def test_the_front_ends_cost_linear_work_up_to_16n(tmp_path, case):
+    """16x the input costs at most 24x the calls (and 4x at most 6x), with more reported at each size (the one
+    scope's chain reports nothing at any size: it measures the flow analysis of a long function)."""
+    front_end, make, n = GROWTH[case]
+    (small, found_small), (middle, found_middle), (large, found_large) = (
+        front_end_calls(tmp_path, front_end, make(size)) for size in (n, 4 * n, 16 * n))
+    assert 0 < found_small < found_middle < found_large or case.endswith("one scope") and found_large == 0
     assert middle <= small * LINEAR and large <= small * 16 * 1.5

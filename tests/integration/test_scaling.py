@@ -435,8 +435,8 @@ def front_end_calls(tmp_path, front_end: str, text: str) -> tuple[int, int]:
         return counter.steps, len(reported)
     path = tmp_path / f"t{len(text)}.py"
     path.write_text(text)
-    args = ["check", "--select", "TEN"] if front_end == "check" else ["fix", "--unsafe-fixes", "--diff", "--select",
-                                                                       "TEN"]
+    fix = ["fix", "--unsafe-fixes", "--diff", "--select", "TEN"]
+    args = ["check", "--select", "TEN"] if front_end == "check" else fix
     out = io.StringIO()
     with redirect_stdout(out), redirect_stderr(io.StringIO()), CallCounter() as counter:
         cli.main([*args, "-j", "1", "--no-cache", str(path)])

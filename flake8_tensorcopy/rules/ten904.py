@@ -40,10 +40,13 @@ changes; the clone stays on the graph as the reference did). Offered only where 
 the name itself.
 
 ## Known problems
-Off by default (`--extend-select TEN904`): its text trigger, a store and an in-place write, occurs in
-most files, so the rule costs a walk of files that hold no copy operation at all; and the held-out corpus
-has no case of it yet. A `.grad` kept by reference (`prev = p.grad`) is not reported: whether backward
-later writes it in place depends on `zero_grad(set_to_none=...)`.
+Off by default (`--extend-select TEN904`), decided by measurement: over the ecosystem corpus (10,823 files
+of 18 libraries) and every file of the known-bug corpus's releases and commits (31,068 files of training
+scripts, notebooks, research and RL code) it reports nothing, while its text trigger, a store and an
+in-place write, occurs in 6,182 of the 10,823 library files: default on, it would cost a walk of most
+files for no finding; and the held-out corpus has no case of it yet. A `.grad` kept by reference (`prev =
+p.grad`) is not reported: whether backward later writes it in place depends on
+`zero_grad(set_to_none=...)`, which is `True` by default in torch 2, where the kept tensor keeps its values.
 
 ## References
 - torch docs, "In-place operations": `x += y` on a tensor modifies `x`.

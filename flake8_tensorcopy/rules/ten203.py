@@ -125,7 +125,7 @@ def _fed_back(name: str, ctx) -> bool:
     """`name` is later an operand of arithmetic or an argument of a computation (not of an
     assertion, comparison or log call): `(w - w0).pow(2)`, `F.mse_loss(w, w0)`. For `self.w0`, anywhere
     in its class (another method reads it)."""
-    if name.startswith("self."):
+    if name.startswith("self.") and ctx.frame.cls is not None:
         return name in last_computed_with(ctx.facts, ctx.frame.cls)
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
     return last_computed_with(ctx.facts, body).get(name, (0, 0)) > ctx.pos

@@ -186,3 +186,19 @@ def test_the_scan_trains_its_gate_through_the_clones():
     run(False).sum().backward()
     assert gate.weight.grad.abs().sum() > 0
     assert not run(True).requires_grad
+
+
+def test_a_self_list_of_a_function_outside_any_class_is_asked_of_the_function():
+    """A decorator's wrapper takes `self` as its first parameter, in no class: the ecosystem run found TEN203
+    failing there (`self._queue.extend(...)` asked its class, which is none)."""
+    source = """
+    import torch
+
+
+    def batched(func):
+        def wrapper(self, x):
+            self._queue.extend([x.clone()])
+            return func(self, torch.stack(self._queue))
+        return wrapper
+    """
+    assert codes(source) == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from . import api, project, summaries, training
+from . import project, summaries, training
 from .facts import dotted, entry_added, pos_of, self_attribute, walk
 
 
@@ -250,74 +250,3 @@ def _keyed_by_loop(stmt: ast.Assign, loop) -> bool:
 def shape(expr) -> str:
     """The expression's structure without positions or load/store context: `stats[k]` either side."""
     return ast.dump(expr, annotate_fields=False).replace("Store()", "Load()")
-
-
-def starts_numeric(key: str, acc, ctx) -> bool:
-    """`total = 0.0` for `total += ...`; `stats = {"loss": 0.0}` or `defaultdict(float)` for `stats[k] += ...`."""
-    if "." in key:
-        return False
-    origin = ctx.frame.scope.origin(key, ctx.pos)
-    value = origin.value if origin is not None else None
-    if isinstance(acc, ast.Name):
-        return _number_literal(value)
-    if not (isinstance(acc, ast.Subscript) and isinstance(acc.value, ast.Name)):
-        return False
-    if isinstance(value, ast.Call) and ctx.facts.qualname(value.func) == "collections.defaultdict":
-        return len(value.args) == 1 and isinstance(value.args[0], ast.Name) and value.args[0].id in ("float", "int")
-    return isinstance(value, ast.Dict) and bool(value.values) and all(_number_literal(v) for v in value.values)
-
-
-def used_as_tensor(key: str, ctx) -> bool:
-    """Some code of the function calls a tensor method on the accumulator, or on arithmetic built from it
-    or reads a tensor attribute a float lacks (`total.data[0]`, `total.device`); or the function returns it
-    and a caller does that to the call's result (`train_epoch(...).item()`, or a name bound to it): a float
-    would break it, so the fix keeps a tensor (`.detach()`)."""
-    body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    if key in ctx.facts.index(_tensor_method_receivers, body):
-        return True
-    fn = ctx.frame.func
-    if not isinstance(fn, summaries.DEFS):
-        return False
-    memo_key = ("returned-used-as-tensor", id(fn))
-    if memo_key not in ctx.facts.memo:  # once per def: every accumulation in it asks
-        ctx.facts.memo[memo_key] = {name for r in summaries.returns(fn) if r.value is not None
-                                    for name in _operands(r.value)} if any(
-            _result_used_as_tensor(call, where) for call, where in summaries.sites(fn, ctx)) else set()
-    return key in ctx.facts.memo[memo_key]
-
-
-def _result_used_as_tensor(call: ast.Call, where) -> bool:
-    """The caller reads a tensor-only attribute of the call's result, directly or through the one name it
-    binds the result to (`loss = train_epoch(...)`, then `loss.item()`)."""
-    root = where.frame.func if where.frame.func is not None else where.facts.tree
-    parent = where.facts.parent(root, call)
-    if isinstance(parent, ast.Attribute) and parent.value is call and _tensor_only_use(parent.attr):
-        return True
-    if isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1:
-        name = dotted(parent.targets[0])
-        return name is not None and name in where.facts.index(_tensor_method_receivers, root)
-    return False
-
-
-def _tensor_method_receivers(facts, body) -> set:
-    return {name for n in walk(body) if isinstance(n, ast.Attribute) and _tensor_only_use(n.attr)
-            for name in _operands(n.value)}
-
-
-def _tensor_only_use(attr: str) -> bool:
-    """A tensor method, or a tensor attribute that a float does not have (`data`, not `real`)."""
-    return api.method(attr) is not None or api.attribute(attr) is not None and not hasattr(float, attr)
-
-
-def _operands(expr) -> set:
-    """The dotted names whose value `expr` carries through arithmetic: `total` in `(total / n)`, `-total`."""
-    if isinstance(expr, ast.BinOp):
-        return _operands(expr.left) | _operands(expr.right)
-    if isinstance(expr, ast.UnaryOp):
-        return _operands(expr.operand)
-    return {dotted(expr)}
-
-
-def _number_literal(value) -> bool:
-    return isinstance(value, ast.Constant) and isinstance(value.value, (int, float)) and not isinstance(
-        value.value, bool)

@@ -201,10 +201,6 @@ class FileFacts:
             self._indexes[key] = build(self, root, *args)
         return self._indexes[key]
 
-    def parent(self, root: ast.AST, node: ast.AST) -> Optional[ast.AST]:
-        """The node that holds `node` directly, below `root` (None for `root` itself or a node outside it)."""
-        return self.index(_links, root)[0].get(id(node))
-
     def enclosing(self, root: ast.AST, pos: Pos) -> list[ast.AST]:
         """The nodes of `root` that hold the node starting at `pos`, innermost first (below `root`);
         every node of `root` when no node starts there."""

@@ -84,12 +84,12 @@ for x, y in loader:
 ```
 
 ## Fix safety
-Unsafe: the fix appends `.item()` to the accumulated value when the accumulator starts as a number
-(`0.0`, a dict of number literals, `defaultdict(float)`) and no code of the function uses it as a tensor
-(`epoch_loss.item()` later, or `(epoch_loss / n).detach()`), and `.detach()` otherwise (lists, other dicts,
-tensor accumulators).
-`.item()` raises on a tensor with more than one element, and either form stops gradients through the
-accumulator, which code that does backpropagate through it in a way this rule cannot see would depend on.
+Unsafe: the fix appends `.detach()` to the accumulated value, which stops gradients through the
+accumulator (code that backpropagates through it in a way this rule cannot see would depend on them) and
+changes nothing else: what was a tensor stays one, so every later use of the total runs as before (`.item()`,
+which the PyTorch FAQ writes for a number, made the total a float and broke later tensor uses that fix reviews
+found: `total.data`, `avg = total / n; avg.cpu()`, a caller's `train_epoch(...).item()`). Write `.item()` by
+hand where a number is what the code wants.
 No fix when the loop backpropagates an element of the list (`losses[-1].backward()`): detaching what is
 appended would break that backward.
 No fix when `training_step` keeps a value the file does not show to be a tensor: the loss it returns may be
@@ -160,12 +160,9 @@ def check(node, ctx):
     attached = [v for v in _elements(values) if backpropagated or _carries_graph(v, ctx)]
     if not attached:
         return
-    numeric = (not isinstance(node, ast.Expr) and accumulators.starts_numeric(key, acc, ctx)
-               and not accumulators.used_as_tensor(key, ctx))
-    suffix = ".item()" if numeric else ".detach()"
     shown = ctx.text(attached[0])
-    use = f"{as_receiver(shown, attached[0])}{suffix}" + (" (a number)" if numeric else " (no graph)")
-    fix = tensor_fix(ctx, attached, [ctx.edit(v, as_receiver(ctx.text(v), v) + suffix) for v in attached],
+    use = f"{as_receiver(shown, attached[0])}.detach() (no graph; .item() for a number)"
+    fix = tensor_fix(ctx, attached, [ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for v in attached],
                      FixSafety.UNSAFE)
     if backpropagated:  # `losses[-1].backward()` needs the graph the fix would drop: call it on the loss itself
         fix, use = None, f"{use} and call backward() on the loss itself, not on {ctx.text(acc)}[-1]"
@@ -277,8 +274,8 @@ RULE = Rule(
                 FixSafety.UNSAFE,
                 "gradient flow: nothing backpropagates through the accumulator; `.item()` raises on more than one "
                 "element",
-                withheld=("27 of 34 fixes correct in fix review 8 at 26fa81d, on code the rules were not tuned on: "
-                          "6 on accumulators reset every few steps, 1 on a total its caller used as a tensor")),
+                withheld=("7 of 9 fixes correct in fix review 9 at 58c41a8, on code the rules were not tuned on: "
+                          "two .item() fixes broke a later tensor use of the total (the fix now writes .detach())")),
     ),
     # backward() calls and helper defs anywhere in the file decide
     whole_file=True,

@@ -67,23 +67,3 @@ def test_a_loop_that_does_not_train_is_not_outlived():
     node, ctx = context_at(TRAINING.replace("            loss.backward()\n            optimizer.step()\n", "")
                            .format(after=""))
     assert accumulators.outlived_training_loop("total", node.target, ctx) is None
-
-
-def test_starts_numeric_and_used_as_tensor():
-    node, ctx = context_at(TRAINING.format(after="        print(total.item())"))
-    assert accumulators.starts_numeric("total", node.target, ctx)
-    assert accumulators.used_as_tensor("total", ctx)
-    node, ctx = context_at(TRAINING.replace("total = 0.0", "total = torch.zeros(())").format(after=""))
-    assert not accumulators.starts_numeric("total", node.target, ctx)
-    assert not accumulators.used_as_tensor("total", ctx)
-
-
-def test_a_defaultdict_of_floats_starts_numeric():
-    node, ctx = context_at("""
-        import collections
-        def f(losses):
-            stats = collections.defaultdict(float)
-            for k, v in losses:
-                stats[k] += v  # <-
-    """)
-    assert accumulators.starts_numeric("stats", node.target, ctx)

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.usefixtures("every_fix_offered")
 
 
 @pytest.mark.parametrize("line, replaced", [
-    ("total += loss", "total += loss.item()"),
+    ("total += loss", "total += loss.detach()"),
     ("history.append(loss)", "history.append(loss.detach())"),
     ("history.append((loss, 3))", "history.append((loss.detach(), 3))"),
     ("history.append(loss * 2)", "history.append((loss * 2).detach())"),
@@ -248,10 +248,11 @@ def train(model, loader, optimizer, criterion):
 
 
 @pytest.mark.parametrize("start, line, replaced", [
-    ("defaultdict(float)", "for k, v in terms.items():\n            totals[k] += v", "totals[k] += v.item()"),
+    ("defaultdict(float)", "for k, v in terms.items():\n            totals[k] += v", "totals[k] += v.detach()"),
     ("{}", "for k in terms:\n            totals[k] = totals.get(k, 0.0) + terms[k]",
      "totals[k] = totals.get(k, 0.0) + terms[k].detach()"),
-    ("{'ce': 0.0}", "totals['ce'] = totals['ce'] + terms['ce']", "totals['ce'] = totals['ce'] + terms['ce'].item()"),
+    ("{'ce': 0.0}", "totals['ce'] = totals['ce'] + terms['ce']",
+     "totals['ce'] = totals['ce'] + terms['ce'].detach()"),
     ("defaultdict(lambda: torch.tensor(0.0))", "for v in terms.values():\n            totals['all'] += v * 2",
      "totals['all'] += (v * 2).detach()"),
 ])
@@ -454,12 +455,12 @@ def train(model, loader, optimizer, criterion):
 """
 
 
-def test_an_accumulator_whose_arithmetic_gets_a_tensor_method_keeps_a_tensor():
-    (finding,) = analyse(EPOCH.format(use="(total / len(loader)).detach().cpu().numpy()"), "t.py",
-                         [BY_CODE["TEN401"]]).findings
-    assert finding.fix.edits[0].text == "loss.detach()"  # `.item()` would make `(total / n).detach()` raise
-    (plain,) = analyse(EPOCH.format(use="total / len(loader)"), "t.py", [BY_CODE["TEN401"]]).findings
-    assert plain.fix.edits[0].text == "loss.item()"
+@pytest.mark.parametrize("use", ["(total / len(loader)).detach().cpu().numpy()", "total / len(loader)"])
+def test_the_fix_keeps_a_tensor_whatever_the_code_does_with_the_total(use):
+    """`.detach()`, never `.item()`: a tensor stays a tensor, so no later use of the total can break
+    (`.item()` made `(total / n).detach()` raise in fix review 3, and broke other tensor uses later)."""
+    (finding,) = analyse(EPOCH.format(use=use), "t.py", [BY_CODE["TEN401"]]).findings
+    assert finding.fix.edits[0].text == "loss.detach()"
 
 
 def test_the_fixed_epoch_loop_runs_and_reports_the_same_mean():
@@ -508,7 +509,7 @@ def test_a_loss_autograd_ran_backward_from_is_proven_and_fixed():
         .replace("for k, v in terms.items():\n            totals[k] += v", "totals['loss'] += loss")
     (finding,) = _found(source, "TEN401")
     assert finding.fix is not None and finding.fix.tensors
-    assert "totals['loss'] += loss.item()" in fix_source(textwrap.dedent(source), "t.py", RULES, unsafe=True).fixed
+    assert "totals['loss'] += loss.detach()" in fix_source(textwrap.dedent(source), "t.py", RULES, unsafe=True).fixed
 
 
 # A policy keeps (log_prob, value) on `self` every step; a def of the file iterates them into the loss it
@@ -668,7 +669,7 @@ for epoch in range(3):
 """
 
 
-@pytest.mark.parametrize("read, kept", [("data", "total += loss.detach()"), ("real", "total += loss.item()")])
+@pytest.mark.parametrize("read, kept", [("data", "total += loss.detach()"), ("real", "total += loss.detach()")])
 def test_a_total_read_through_a_tensor_attribute_keeps_a_tensor(read, kept):
     source = TOTAL_READ.replace("{read}", read)
     fixed = fix_source(source, "t.py", RULES, unsafe=True).fixed
@@ -754,15 +755,53 @@ HISTORY = fit(torch.nn.Linear(3, 1), DATA, 2)
     ("epoch_loss = train_epoch(model, batches, opt, torch.nn.functional.mse_loss)\n"
      "        history.append(epoch_loss.item())", ".detach()"),
     ("history.append(train_epoch(model, batches, opt, torch.nn.functional.mse_loss).item())", ".detach()"),
-    ("history.append(train_epoch(model, batches, opt, torch.nn.functional.mse_loss))", ".item()"),
+    ("history.append(train_epoch(model, batches, opt, torch.nn.functional.mse_loss))", ".detach()"),
 ])
 def test_a_returned_total_a_caller_uses_as_a_tensor_keeps_a_tensor(use, kept):
     """Fix review 8 (d, class A, harmful): the epoch total starts as 0 and its function never uses it as a
     tensor, but returns it, and the caller calls `.item()` on the result: `.item()` in the fix made that
-    raise AttributeError. A caller's use of the returned total counts; the fixed program runs."""
+    raise AttributeError. The fix keeps a tensor, so the fixed program runs whatever the caller does."""
     source = RETURNED_TOTAL.replace("USE", use)
     fixed = fix_source(source, "t.py", RULES, unsafe=True).fixed
     assert f"total += loss{kept}" in fixed
     namespace = {}
     exec(compile(fixed, "t.py", "exec"), namespace)
     assert len(namespace["HISTORY"]) == 2
+
+
+DERIVED_TOTAL = """
+import torch
+
+torch.manual_seed(0)
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(3)]
+
+
+def train_epoch():
+    total = 0
+    for x, y in data:
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        total += loss
+    avg = total / len(data)
+    return READ
+
+
+RESULT = train_epoch()
+"""
+
+
+@pytest.mark.parametrize("read, kept", [
+    ("avg.cpu().detach().numpy()", ".detach()"),
+    ("avg.item()", ".detach()"),
+    ("float(avg)", ".detach()"),
+])
+def test_a_total_used_as_a_tensor_through_a_name_computed_from_it_keeps_a_tensor(read, kept):
+    """Fix review 9 (class A, harmful twice): `avg = total / n`, then a tensor method on `avg`; `.item()` made
+    `total` a float and the method raised AttributeError. The fix keeps a tensor: the fixed program runs."""
+    fixed = fix_source(DERIVED_TOTAL.replace("READ", read), "t.py", RULES, unsafe=True).fixed
+    assert f"total += loss{kept}" in fixed
+    exec(compile(fixed, "t.py", "exec"), {})

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import corpus as corpus_mod  # noqa: E402
 
 from flake8_tensorcopy.sources import fileio  # noqa: E402
-from flake8_tensorcopy.engine.core import AnalysisError  # noqa: E402
+from flake8_tensorcopy.engine.core import AnalysisError, tree_for  # noqa: E402
 from flake8_tensorcopy.pipeline.lint import lines_of, lint  # noqa: E402
 from flake8_tensorcopy.sources.document import read_document  # noqa: E402
 from flake8_tensorcopy.sources.notebook import NotebookError  # noqa: E402
@@ -206,7 +206,7 @@ def score_file(path: str, data: bytes, cases: list[Case]) -> tuple[dict[Case, bo
         where = {(None, n): n for n in range(1, len(original) + 1)}
         shown = str
     findings = lint(doc, DEFAULT_ON, noqa=False).findings  # what the engine finds, whatever the file suppresses
-    starts = statement_starts(ast.parse(source))
+    starts = statement_starts(tree_for(source, path, DEFAULT_ON))  # as the engine parses it (newer f-strings)
     key = lambda n: starts.get(n, n)  # noqa: E731
     lost = [c.where for c in cases if (c.cell, c.line) not in where]
     if lost:

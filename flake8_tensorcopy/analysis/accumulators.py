@@ -103,10 +103,16 @@ def per_step_key(index, keys: frozenset) -> bool:
 
 
 def loop_keys(loop) -> frozenset:
-    """The names a `for` loop's target binds (its own, not an inner loop's)."""
-    if not isinstance(loop, (ast.For, ast.AsyncFor)):
-        return frozenset()
-    return frozenset(n.id for n in walk(loop.target) if isinstance(n, ast.Name))
+    """The names that take a new value at every pass of the loop: those a `for` loop's target binds (its own,
+    not an inner loop's), and counters its body steps on every pass (`step += 1` among the body's own
+    statements, not under an `if`; in a `while` loop too)."""
+    bound = frozenset(n.id for n in walk(loop.target) if isinstance(n, ast.Name)) \
+        if isinstance(loop, (ast.For, ast.AsyncFor)) else frozenset()
+    body = loop.body if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) else []
+    counters = {s.target.id for s in body if isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add)
+                and isinstance(s.target, ast.Name) and isinstance(s.value, ast.Constant)
+                and type(s.value.value) is int and s.value.value != 0}
+    return bound | counters
 
 
 def root_key(acc):

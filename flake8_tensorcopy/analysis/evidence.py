@@ -618,7 +618,7 @@ def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
             return True
         return bool(found) and all(_binding_attached(b, expr, ctx, pos, depth) for b in found)
     if isinstance(expr, ast.Attribute):
-        if expr.attr in ("weight", "bias"):
+        if expr.attr in ("weight", "bias") or backpropagated_path(expr, ctx, pos):
             return True
         held = api.attribute(expr.attr)  # x.T keeps the graph; x.grad, x.data, x.shape do not
         return held is not None and held.gives_tensor and held.holds_graph and attached(expr.value, ctx, pos,
@@ -668,6 +668,29 @@ def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
             if names.LOSS_FUNC(func.id):
                 return any(attached(a, ctx, pos, depth + 1) for a in expr.args)
         return False
+    return False
+
+
+def backpropagated_path(expr: ast.Attribute, ctx: "Position", pos=None) -> bool:
+    """`out.loss` where the scope calls `out.loss.backward()`, or `loss.backward()` after `loss = out.loss`,
+    with `out` bound as here: autograd ran backward from that attribute of the object (a model's output
+    object), so it holds a graph."""
+    path = dotted(expr)
+    root = expr
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if path is None or not isinstance(root, ast.Name):
+        return False
+    scope = ctx.frame.scope
+    here = {id(b) for b in bindings(root, ctx, pos)}
+    if path in scope.backward_paths and _backpropagated_binding(root.id, bindings(root, ctx, pos), ctx):
+        return True
+    for name in scope.backward_names:  # `loss = out.loss` and `loss.backward()`
+        for at in scope.backward_at.get(name, ()):
+            for b in scope.reaching(name, at):
+                if b.kind == Bind.ASSIGN and b.value is not None and dotted(b.value) == path \
+                        and here & {id(r) for r in scope.reaching(root.id, b.pos)}:
+                    return True
     return False
 
 

@@ -40,6 +40,7 @@ class Scope:
     loads: dict[str, list[Pos]] = field(default_factory=dict)
     backward_names: set[str] = field(default_factory=set)  # names with `.backward()` called on them
     backward_at: dict[str, list[Pos]] = field(default_factory=dict)  # name -> where those calls are
+    backward_paths: set[str] = field(default_factory=set)  # attribute paths backpropagated: `out.loss.backward()`
     starts: dict[str, list[Pos]] = field(default_factory=dict)  # where each binding starts, by name
     unsorted: set[str] = field(default_factory=set)  # names whose bindings were not met in source order
     flow: Optional[object] = None  # the control-flow graph (flow.Flow), built when first asked
@@ -405,6 +406,8 @@ class FileFacts:
             for target in [func.value] + node.args[:1]:  # loss.backward(), accelerator.backward(loss)
                 roots = _backward_roots(target)
                 frame.scope.backward_names.update(roots)
+                if isinstance(target, ast.Attribute) and dotted(target) is not None:
+                    frame.scope.backward_paths.add(dotted(target))
                 for name in roots:
                     frame.scope.backward_at.setdefault(name, []).append(pos_of(node))
         return _plain(node, frame)

@@ -805,3 +805,66 @@ def test_a_total_used_as_a_tensor_through_a_name_computed_from_it_keeps_a_tensor
     fixed = fix_source(DERIVED_TOTAL.replace("READ", read), "t.py", RULES, unsafe=True).fixed
     assert f"total += loss{kept}" in fixed
     exec(compile(fixed, "t.py", "exec"), {})
+
+
+OUTPUT_ATTRIBUTE = """
+import torch
+
+
+def fit(model, loader, opt):
+    running = 0.0
+    for batch in loader:
+        out = model(**batch)
+        BACKWARD
+        opt.step()
+        opt.zero_grad()
+        running += ADDED
+    return running
+"""
+
+
+@pytest.mark.parametrize("backward, added, reported", [
+    ("out.loss.backward()", "out.loss", True),  # autograd ran backward from the attribute itself
+    ("loss = out.loss\n        loss.backward()", "out.loss", True),  # ... through a name bound to it
+    ("out.loss.backward()", "out.loss.item()", False),
+    ("out.aux.backward()", "out.loss", False),  # another attribute: nothing says it holds a graph
+    ("out.loss.backward()\n        out = model(**batch)", "out.loss", False),  # `out` bound anew since
+])
+def test_a_loss_held_as_an_attribute_of_the_output_object(backward, added, reported):
+    """A model's output object holds its loss as an attribute (`outputs.loss`): when the loop backpropagates
+    that attribute (or a name bound to it), the attribute holds a graph, and accumulating it keeps every
+    step's graph (a held-out class: the loss an attribute of the output object)."""
+    source = OUTPUT_ATTRIBUTE.replace("BACKWARD", backward).replace("ADDED", added)
+    assert [f.code for f in findings(source) if f.code == "TEN401"] == ["TEN401"] * reported
+
+
+COUNTER_KEY = """
+import torch
+
+
+def train(model, loader, opt, epochs):
+    counter = 0
+    for epoch in range(epochs):
+        per_step = {}
+        for batch in loader:
+            loss = model(batch).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            per_step[counter] = STORED
+            STEP
+        print(sum(float(v) for v in per_step.values()))
+"""
+
+
+@pytest.mark.parametrize("stored, step, reported", [
+    ("loss", "counter += 1", True),  # a new key at every step: every step's graph is kept
+    ("loss.item()", "counter += 1", False),
+    ("loss", "if loss > 1:\n                counter += 1", False),  # not stepped on every pass: a key reused
+    ("loss", "counter = 0", False),  # the same key every step: the entry is replaced
+])
+def test_a_dict_keyed_by_a_counter_the_loop_steps_gets_an_entry_per_step(stored, step, reported):
+    """A counter the loop's body steps on every pass (`counter += 1`) keys a new entry each step, as the loop's
+    own variable does (a held-out class: a dict keyed by a per-step counter)."""
+    source = COUNTER_KEY.replace("STORED", stored).replace("STEP", step)
+    assert [f.code for f in findings(source) if f.code == "TEN401"] == ["TEN401"] * reported

@@ -114,7 +114,9 @@ def kind(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> Optional[K
         if dotted_key and dotted_key in ctx.frame.guards:
             return TENSOR
         if isinstance(expr.value, ast.Name) and expr.value.id == "self":
-            held = self_attribute_kind(attr, ctx)
+            value = assigned_just_before(expr, ctx, pos)  # `self.acc = torch.zeros(n)` then `self.acc.to(d)`
+            held = _torch_call_kind(ctx.facts.qualname(value.func)) if isinstance(value, ast.Call) else None
+            held = held or self_attribute_kind(attr, ctx)
             if held is not None:
                 return held
         elif isinstance(expr.value, (ast.Name, ast.Attribute)):  # corpus.ids, with corpus = Corpus()
@@ -457,6 +459,40 @@ def instance_attribute_kind(expr: ast.Attribute, ctx: "Position", pos, depth: in
         return None
     home = summaries.in_home(cls, ctx)
     return self_attribute_kind(expr.attr, Position(home.facts, replace(home.frame, cls=cls), home.pos))
+
+
+def assigned_just_before(expr: ast.Attribute, ctx: "Position", pos=None) -> Optional[ast.AST]:
+    """The value `self.attr = value` gave the attribute read at `pos`, when that assignment comes just before
+    the read's statement in its block, with only statements between that neither bind the attribute nor call
+    a method of `self` or of the attribute (which might): what the read sees, whatever other methods of the
+    class set it to (`self.acc = None` in `clear()`). `kind` trusts it for a torch function's result."""
+    func = ctx.frame.func
+    pos = pos or ctx.pos
+    if func is None:
+        return None
+    key = dotted(expr)
+    ancestors = [ctx.facts.at(func, pos)] + ctx.facts.enclosing(func, pos)
+    stmt = next((n for n in ancestors if isinstance(n, ast.stmt)), None)
+    block = next((body for n in ancestors for body in _bodies(n) if stmt in body), None)
+    if stmt is None or block is None:
+        return None
+    for before in reversed(block[:block.index(stmt)]):
+        if isinstance(before, ast.Assign) and len(before.targets) == 1 and dotted(before.targets[0]) == key:
+            return before.value
+        if not isinstance(before, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass)) or any(
+                isinstance(n, ast.Attribute) and (dotted(n) == key and not isinstance(n.ctx, ast.Load)
+                                                  or isinstance(n.value, ast.Name) and n.value.id == "self"
+                                                  and _called(n, before)) for n in walk(before)):
+            return None
+    return None
+
+
+def _bodies(node: ast.AST) -> list:
+    return [getattr(node, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(node, f, None), list)]
+
+
+def _called(attr: ast.Attribute, stmt: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and n.func is attr for n in walk(stmt))
 
 
 def self_attribute_kind(attr: str, ctx: "Position") -> Optional[Kind]:

@@ -202,6 +202,10 @@ class FileFacts:
             self._indexes[key] = build(self, root, *args)
         return self._indexes[key]
 
+    def at(self, root: ast.AST, pos: Pos) -> Optional[ast.AST]:
+        """The outermost node of `root` that starts at `pos` (None when none does)."""
+        return self.index(_links, root)[1].get(pos)
+
     def enclosing(self, root: ast.AST, pos: Pos) -> list[ast.AST]:
         """The nodes of `root` that hold the node starting at `pos`, innermost first (below `root`);
         every node of `root` when no node starts there."""

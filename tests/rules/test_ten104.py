@@ -96,3 +96,33 @@ def test_a_bare_cuda_call_of_a_package_object_is_not_a_module_moved_alike():
     (moved,) = _found(source.replace("rollouts = Rollouts()", "rollouts = torch.nn.Linear(3, 3)")
                       .replace("rollouts.insert(current_obs)", "rollouts(current_obs)"), "TEN104")
     assert moved.fix is not None
+
+
+ATTRIBUTE_JUST_SET = """
+import torch
+from torch import nn
+
+
+class Accumulator:
+    def clear(self):
+        self._acc = None
+
+    def add(self, model, n, k):
+        if self._acc is None:
+            self._acc = MADE
+            BETWEEN
+            self._acc.to(model.device)
+        self._acc += model.scores()
+"""
+
+
+@pytest.mark.parametrize("made, between, reported", [
+    ("torch.zeros((n, k))", "pass", True),  # the assignment just above says what the read sees
+    ("torch.zeros((n, k))", "self.reset()", False),  # a method of self between may set it anew
+    ("nn.Linear(n, k)", "pass", False),  # a module moves in place: nothing is discarded
+])
+def test_an_attribute_just_set_has_the_kind_of_its_value(made, between, reported):
+    """The kind of `self.attr` where `self.attr = value` comes just before the read, whatever other methods set
+    it to (`None` in `clear()`): a held-out class, the discarded `.to()` of a tensor attribute set one line up."""
+    source = ATTRIBUTE_JUST_SET.replace("MADE", made).replace("BETWEEN", between)
+    assert [f.code for f in _found(source, "TEN104")] == ["TEN104"] * reported

@@ -450,15 +450,37 @@ def instance_attribute_kind(expr: ast.Attribute, ctx: "Position", pos, depth: in
     `self.corpus` set to one): what that class's own methods set `self.attr` to, judged in its module."""
     recv = expr.value
     if isinstance(recv, ast.Name):
-        cls = summaries.instance_class(recv, ctx, pos, depth + 1)
+        classes = summaries.instance_classes(recv, ctx, pos or ctx.pos)
+        classes = [c for c in classes if _has_attribute(c, expr.attr, ctx)] if _guarded_by_hasattr(expr, ctx, pos) \
+            else classes  # `if hasattr(model, "table"): model.table...`: only the classes that set it
     elif isinstance(recv.value, ast.Name) and recv.value.id == "self":
-        cls = summaries.attribute_class(recv.attr, ctx, pos, depth + 1)
+        classes = [summaries.attribute_class(recv.attr, ctx, pos, depth + 1)]
     else:
         return None
-    if not isinstance(cls, ast.ClassDef):
+    if not classes or not all(isinstance(c, ast.ClassDef) for c in classes):
         return None
+    return join(self_attribute_kind(expr.attr, _in_class(c, ctx)) for c in classes)
+
+
+def _in_class(cls: ast.ClassDef, ctx: "Position") -> "Position":
     home = summaries.in_home(cls, ctx)
-    return self_attribute_kind(expr.attr, Position(home.facts, replace(home.frame, cls=cls), home.pos))
+    return Position(home.facts, replace(home.frame, cls=cls), home.pos)
+
+
+def _has_attribute(cls: ast.ClassDef, attr: str, ctx: "Position") -> bool:
+    return attr in summaries.self_assignments(cls, _in_class(cls, ctx))
+
+
+def _guarded_by_hasattr(expr: ast.Attribute, ctx: "Position", pos) -> bool:
+    """The read sits in the body of `if hasattr(obj, "attr"):` testing this object and attribute."""
+    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    for n in ctx.facts.enclosing(root, pos or pos_of(expr)):
+        test = n.test if isinstance(n, ast.If) else None
+        if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr"
+                and len(test.args) == 2 and ast.dump(test.args[0]) == ast.dump(expr.value)
+                and isinstance(test.args[1], ast.Constant) and test.args[1].value == expr.attr):
+            return True
+    return False
 
 
 def assigned_just_before(expr: ast.Attribute, ctx: "Position", pos=None) -> Optional[ast.AST]:

@@ -196,10 +196,47 @@ def instance_class(value, ctx, pos, depth: int = 0) -> Optional[ast.ClassDef]:
         return instance_class(b.value, ctx, b.pos, depth + 1) if b is not None and b.value is not None else None
     if not isinstance(value, ast.Call):
         return None
+    registry = registry_classes(value, ctx, pos)
+    if len(registry) == 1:
+        return registry[0]
     made = callee(value, ctx, pos)
     if isinstance(made, ast.ClassDef) or made is None:
         return made
     return returned(made, ctx, None, instance_class, depth + 1)
+
+
+def instance_classes(value, ctx, pos) -> list[ast.ClassDef]:
+    """The classes `value` may be an instance of: its one class (instance_class), or every class of the
+    registry it is built from (`REGISTRY[name](**cfg)`, or a name bound once to that)."""
+    if isinstance(value, ast.Name):
+        found = ctx.frame.scope.reaching(value.id, pos)
+        b = found[0] if len(found) == 1 and found[0].kind == Bind.ASSIGN else None
+        if b is not None and isinstance(b.value, ast.Call) and registry_classes(b.value, ctx, b.pos):
+            return registry_classes(b.value, ctx, b.pos)
+    one = instance_class(value, ctx, pos)
+    return [one] if isinstance(one, ast.ClassDef) else []
+
+
+def registry_classes(call: ast.Call, ctx, pos) -> list[ast.ClassDef]:
+    """`REGISTRY[key](...)` where `REGISTRY` is bound once, at the top of its module, to a dict display whose
+    values all name classes (of the file, or imported from the package): those classes, else []."""
+    func = call.func
+    if not (isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name)):
+        return []
+    b = _sole_binding(ctx, func.value.id, pos)
+    home = ctx
+    if b is not None and b.kind == Bind.IMPORT and isinstance(b.node, ast.ImportFrom):
+        found = project.imported_value(ctx.facts, b.node, func.value.id)
+        if found is None:
+            return []
+        facts, b = found
+        home = at(ctx, facts.module_frame, b.node, facts)
+    value = b.value if b is not None and b.kind == Bind.ASSIGN else None
+    if not (isinstance(value, ast.Dict) and value.values) or b not in home.facts.module_scope.bindings.get(b.name, []):
+        return []
+    classes = [callee(ast.Call(func=v, args=[], keywords=[]), home, home.pos) if isinstance(v, ast.Name) else None
+               for v in value.values]
+    return classes if all(isinstance(c, ast.ClassDef) for c in classes) else []
 
 
 def forward_hooks(cls: ast.ClassDef, ctx) -> dict[str, tuple[int, tuple]]:

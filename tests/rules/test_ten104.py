@@ -126,3 +126,45 @@ def test_an_attribute_just_set_has_the_kind_of_its_value(made, between, reported
     it to (`None` in `clear()`): a held-out class, the discarded `.to()` of a tensor attribute set one line up."""
     source = ATTRIBUTE_JUST_SET.replace("MADE", made).replace("BETWEEN", between)
     assert [f.code for f in _found(source, "TEN104")] == ["TEN104"] * reported
+
+
+REGISTRY = """
+import torch
+import torch.nn as nn
+
+
+class WithTable(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.table = torch.ones(n, n)  # a plain tensor attribute: Module.to does not move it
+
+
+class Other(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        OTHER
+
+
+REGISTRY = {"table": WithTable, "other": Other}
+
+
+def build(name, device):
+    model = REGISTRY[name](4)
+    GUARD
+        model.table.to(device)
+    return model
+"""
+
+
+@pytest.mark.parametrize("other, guard, reported", [
+    ("self.table = torch.zeros(n, n)", "if True:", True),  # every class of the registry sets a tensor
+    ("pass", "if hasattr(model, 'table'):", True),  # narrowed to the classes that set it
+    ("pass", "if True:", False),  # `Other` has no table: what the read sees is not known
+    ("self.table = nn.Linear(n, n)", "if True:", False),  # a module moves in place
+])
+def test_a_class_from_a_registry_dict_is_any_of_its_classes(other, guard, reported):
+    """`REGISTRY[name](...)` builds an instance of one of the classes the module-level dict holds: an attribute
+    every one of them (or every one a `hasattr` test lets through) sets to a tensor is a tensor (a held-out
+    class: dynamic dispatch through a registry)."""
+    source = REGISTRY.replace("OTHER", other).replace("GUARD", guard)
+    assert [f.code for f in _found(source, "TEN104")] == ["TEN104"] * reported

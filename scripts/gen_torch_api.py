@@ -421,9 +421,12 @@ def classes(*where: tuple[type, str]) -> list[str]:
 
 def inplace_views() -> list[str]:
     """The in-place methods torch tags `inplace_view`: they change the receiver's shape or strides only,
-    never an element of its storage (`t.transpose_(0, 1)`)."""
+    never an element of its storage (`t.transpose_(0, 1)`). Every aten operator is asked, listed from the
+    registered schemas: `dir(torch.ops.aten)` lists only the ones the process has loaded so far, so the
+    answer depended on what ran before (the committed model lacked `detach_` and `squeeze_`)."""
     found = set()
-    for name in dir(torch.ops.aten):
+    names = {s.name.split("::", 1)[1] for s in torch._C._jit_get_all_schemas() if s.name.startswith("aten::")}
+    for name in sorted(names):
         packet = getattr(torch.ops.aten, name, None)
         for overload in getattr(packet, "overloads", lambda: [])():
             if torch.Tag.inplace_view in getattr(packet, overload).tags:

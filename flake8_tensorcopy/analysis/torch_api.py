@@ -1040,8 +1040,13 @@ TENSOR_ONLY_METHODS = frozenset({
 # In-place methods torch tags `inplace_view`: they change shape or strides, never an element.
 INPLACE_VIEWS = frozenset({
     'as_strided_',
+    'detach_',
+    'resize_',
     'resize_as_',
     'set_',
+    'squeeze_',
+    'swapaxes_',
+    'swapdims_',
     't_',
     'transpose_',
     'unsqueeze_',

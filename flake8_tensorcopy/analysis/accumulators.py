@@ -64,7 +64,8 @@ def per_step_entry(node, ctx):
     if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and ctx.frame.loops):
         return None
     target = node.targets[0]
-    if not (isinstance(target, ast.Subscript) and per_step_key(target.slice, loop_keys(ctx.frame.loops[-1]))):
+    keys = loop_keys(ctx.frame.loops[-1], ctx)
+    if not (isinstance(target, ast.Subscript) and per_step_key(target.slice, keys)):
         return None
     return (target, [node.value]) if _python_container(target.value, ctx) else None
 
@@ -102,10 +103,14 @@ def per_step_key(index, keys: frozenset) -> bool:
             and len(index.args) == 1 and per_step_key(index.args[0], keys))
 
 
-def loop_keys(loop) -> frozenset:
+def loop_keys(loop, ctx) -> frozenset:
     """The names that take a new value at every pass of the loop: those a `for` loop's target binds (its own,
     not an inner loop's), and counters its body steps on every pass (`step += 1` among the body's own
-    statements, not under an `if`; in a `while` loop too)."""
+    statements, not under an `if`; in a `while` loop too). Made once per loop."""
+    return training.per_loop(ctx, loop, "loop-keys", _loop_keys)
+
+
+def _loop_keys(loop, ctx) -> frozenset:
     bound = frozenset(n.id for n in walk(loop.target) if isinstance(n, ast.Name)) \
         if isinstance(loop, (ast.For, ast.AsyncFor)) else frozenset()
     body = loop.body if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) else []
@@ -233,7 +238,7 @@ def _assigned(loop, ctx):
                     add(t.value, pos_of(stmt))
         if isinstance(stmt, ast.Assign) and entry_accumulation(stmt) is not None:
             continue  # `stats[k] = stats[k] + v` adds, it does not reset
-        if isinstance(stmt, ast.Assign) and _keyed_by_loop(stmt, loop):
+        if isinstance(stmt, ast.Assign) and _keyed_by_loop(stmt, loop, ctx):
             continue  # `log[step] = v` adds an entry per step
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
             stmt, ast.AnnAssign) else []
@@ -248,8 +253,8 @@ def _whole(index) -> bool:
     return isinstance(index, ast.Slice) and index.lower is None and index.upper is None and index.step is None
 
 
-def _keyed_by_loop(stmt: ast.Assign, loop) -> bool:
-    keys = loop_keys(loop)
+def _keyed_by_loop(stmt: ast.Assign, loop, ctx) -> bool:
+    keys = loop_keys(loop, ctx)
     return all(isinstance(t, ast.Subscript) and per_step_key(t.slice, keys) for t in stmt.targets)
 
 

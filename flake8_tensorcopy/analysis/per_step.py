@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple, Optional
 
-from . import accumulators, summaries, training
+from . import accumulators, losses, project, summaries, training
 from .facts import assigned, end_of, pos_of, self_attribute, walk
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -53,12 +53,53 @@ def _step(call: ast.Call, inner) -> Optional[Step]:
         return None
     root = inner.frame.func if inner.frame.func is not None else inner.facts.tree
     for loop in inner.facts.enclosing(root, pos_of(call)):
-        if not isinstance(loop, LOOPS) or not _outlives(recv, loop, inner):
+        if not isinstance(loop, LOOPS) or not outlives(recv, loop, inner):
             continue
         if not (training.torch_training(loop, inner) or training.calls_step(loop, inner)):
             continue
         return Step(call, loop, inner)
     return None
+
+
+class Kept(NamedTuple):
+    argument: ast.expr  # what the call passes
+    fn: ast.AST  # the method of another module that keeps it
+    attr: str  # the attribute of `self` it accumulates into
+
+
+def kept_by_callee(call: ast.Call, ctx) -> list[Kept]:
+    """The arguments of `call`, a call of a method of a class of another module of the package
+    (`meter.update(loss)` with `meter = Meter()` imported from meters.py), that the method accumulates on
+    `self` (`self.total += value`, `self.rows.append(value)`): kept from one call to the next, unless the
+    method itself binds the attribute anew or its module backpropagates through it (a policy's saved values)."""
+    fn = summaries.callee(call, ctx, pos_of(call))
+    home = project.home(fn) if isinstance(fn, summaries.DEFS) else None
+    frame = home.function_frame(fn) if home is not None else None
+    cls = frame.cls if frame is not None else None
+    if cls is None or fn not in cls.body:
+        return []
+    resetting = _resetting_methods(cls, home)
+    params = {a.arg for a in fn.args.args[1:] + fn.args.kwonlyargs}
+    found = []
+    for stmt in walk(fn):
+        made = accumulators.accumulation(stmt) if isinstance(stmt, (ast.AugAssign, ast.Assign, ast.Expr)) else None
+        attr = made and (self_attribute(made[0], subscripts=True) or accumulators.entry_root_attribute(made[0]))
+        if not attr or fn.name in resetting.get(attr, ()) or losses.attribute_backpropagated(attr, home):
+            continue
+        for value in made[1]:
+            argument = summaries.passed(fn, value.id, call, bound=True) \
+                if isinstance(value, ast.Name) and value.id in params else None
+            if argument is not None:
+                found.append(Kept(argument, fn, attr))
+    return found
+
+
+def resets_on_every_pass(call: ast.Call, loop, kept: Kept, ctx) -> bool:
+    """The loop calls, on the receiver of `call`, a method of the keeper's class that binds the attribute
+    anew (`meter.reset()`) on every pass."""
+    cls = project.home(kept.fn).function_frame(kept.fn).cls
+    resetting = _resetting_methods(cls, project.home(kept.fn)).get(kept.attr, frozenset()) - {kept.fn.name}
+    return _resets_in(Step(call, loop, ctx), resetting)
 
 
 def read_after_loop(step: Step, attr: str) -> bool:
@@ -80,7 +121,7 @@ def _same_object(name: str, step: Step, pos) -> bool:
     return scope.origin(name, pos) is scope.origin(name, pos_of(step.call))
 
 
-def _outlives(recv, loop, inner) -> bool:
+def outlives(recv, loop, inner) -> bool:
     """The receiver is the same object in every iteration: `self`, `self.x`, or a name bound before the loop
     and not inside it."""
     if self_attribute(recv) is not None or isinstance(recv, ast.Name) and recv.id == "self":

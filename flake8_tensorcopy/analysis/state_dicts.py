@@ -86,7 +86,7 @@ def kept_snapshot(node, ctx) -> Optional[Kept]:
     if held is None:
         return None
     value, (call, what) = held
-    keys = frozenset().union(*(accumulators.loop_keys(loop) for loop in ctx.frame.loops))
+    keys = frozenset().union(*(accumulators.loop_keys(loop, ctx) for loop in ctx.frame.loops))
     per_step = isinstance(node, ast.Expr) or isinstance(target, ast.Subscript) and accumulators.per_step_key(
         target.slice, keys)
     shown = ctx.facts.segment(target) if isinstance(target, ast.Subscript) else key

@@ -12,12 +12,16 @@ before the loop and is not reset inside it, the code is not under
 
 The same spelled as a sum that holds the accumulator once (`total = total + loss`, `total = loss + total`,
 `total = total + w * loss`, `self.total = self.total + loss`), or `log[step] = loss` with `step` bound by
-the loop (`log[step + 1]`, `log[epoch, step]`, `log[f"step{step}"]`: a new entry of a dict or list each
-step, a local one or `self.log` that the class binds only to one). A method of a class of the file that
-keeps its argument on `self` (`self.total += value`, `self.rows.setdefault(k, []).append(value)`) is
-flagged when a training loop of the file calls it once per step on one object bound before the loop
-(`meter.update(loss)`, `stats["loss"] = loss` for `__setitem__`), every call passes an attached value,
-and neither the method nor a method the loop calls on the object (`meter.reset()`) resets the attribute.
+the loop or by a counter the loop steps on every pass (`log[step + 1]`, `log[epoch, step]`,
+`log[f"step{step}"]`, `log[counter]` with `counter += 1`: a new entry of a dict or list each step, a local
+one or `self.log` that the class binds only to one). A method of a class of the file that keeps its
+argument on `self` (`self.total += value`, `self.rows.setdefault(k, []).append(value)`) is flagged when a
+training loop of the file calls it once per step on one object bound before the loop (`meter.update(loss)`,
+`stats["loss"] = loss` for `__setitem__`), every call passes an attached value, and neither the method nor
+a method the loop calls on the object (`meter.reset()`) resets the attribute; when the class is in another
+module of the package, the finding is at the argument of the loop's call (`meter.update(loss)`), where the
+fix goes. A value counts as attached also when it is an attribute of an object that the loop backpropagates
+(`running += out.loss` with `out.loss.backward()`).
 
 Loss terms kept in a dict count as attached: an entry (`out["loss"]`, `out[self.metric]`, `parts[k]`, or
 `v` of `for k, v in parts.items()`) of a dict one of whose entries is backpropagated
@@ -121,8 +125,9 @@ entry read first (`stats[k] = stats[k] + loss`), not last (`stats[k] = loss + st
 from __future__ import annotations
 
 import ast
+import os
 
-from ..analysis import accumulators, evidence, lightning, losses, numbers, per_step, training
+from ..analysis import accumulators, evidence, lightning, losses, numbers, per_step, project, training
 from ..analysis.clones import kept_clones
 from ..analysis.facts import dotted, self_attribute, walk
 from ..analysis.losses import backpropagated_elements, keys_in, loss_keys
@@ -133,7 +138,8 @@ ENTRY_ADD = r"\[(?<=\w\[)[^\[\]\n]*\][ \t]*=[ \t]*[\w.]+(?:\[|\.get\()"  # stats
 NAME_ADD = r"=(?<![=!<>]=)[ \t]*[\w.]+(?:[ \t]*[*/@][ \t]*[\w.]+)*[ \t]*\+(?![=+])"  # total = w * v + total
 # log[step] = v, log[step + 1], log[epoch, step], log[f"s{step}"]
 LOOP_ENTRY = r"\[(?<=\w\[)(?:\w+(?:[ \t]*[-+,][ \t]*\w+)*|f[\"'][^\[\]\n]*|str\(\w+\))\][ \t]*=(?!=)"
-HOT = (r"\+=", r"\.append\(", r"\.insert\(", r"\.appendleft\(", ENTRY_ADD, NAME_ADD, LOOP_ENTRY)  # findings
+KEPT_BY_CALL = r"(?m)^[ \t]+\w+(?:\.\w+)*\.\w+\(\w"  # meter.update(loss): a method of another module may keep it
+HOT = (r"\+=", r"\.append\(", r"\.insert\(", r"\.appendleft\(", ENTRY_ADD, NAME_ADD, LOOP_ENTRY, KEPT_BY_CALL)
 
 
 def check(node, ctx):
@@ -142,6 +148,8 @@ def check(node, ctx):
         return
     found = accumulators.accumulation(node) or accumulators.per_step_entry(node, ctx)
     if found is None:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and ctx.frame.loops:
+            yield from _kept_by_callee(node.value, ctx)
         return
     acc, values = found
     key = accumulators.root_key(acc)
@@ -215,6 +223,25 @@ def _kept_across_calls(node, acc, key: str, values, ctx):
                      FixSafety.UNSAFE)
     yield ctx.finding(node, fix, value=shown, acc=key, use=f"{as_receiver(shown, attached[0])}.detach() "
                       "(no graph)", loop=f"training loop that calls it once per step (line {steps[0].loop.lineno})")
+
+
+def _kept_by_callee(call, ctx):
+    """`meter.update(loss)` in a training loop, `update` a method of another module's class that accumulates its
+    argument on `self`, on an object bound before the loop and not reset on every pass: reported at the
+    argument, where the fix goes (this file sees the loop, that module does not)."""
+    recv = call.func.value if isinstance(call.func, ast.Attribute) else None
+    loop = next((lp for lp in reversed(ctx.frame.loops) if id(lp) in ctx.facts.training_loops and (
+        training.torch_training(lp, ctx) or training.calls_step(lp, ctx))), None)
+    if recv is None or loop is None or not per_step.outlives(recv, loop, ctx):
+        return
+    for kept in per_step.kept_by_callee(call, ctx):
+        if per_step.resets_on_every_pass(call, loop, kept, ctx) or not _carries_graph(kept.argument, ctx):
+            continue
+        shown, arg = ctx.text(kept.argument), kept.argument
+        fix = tensor_fix(ctx, [arg], [ctx.edit(arg, as_receiver(shown, arg) + ".detach()")], FixSafety.UNSAFE)
+        keeper = f"{os.path.basename(project.home(kept.fn).path)}'s {kept.fn.name}() keeps it"
+        yield ctx.finding(arg, fix, value=shown, acc=f"{ctx.text(recv)}.{kept.attr}", loop=f"loop ({keeper})",
+                          use=f"{as_receiver(shown, arg)}.detach() (no graph; .item() for a number)")
 
 
 def _elements(values):

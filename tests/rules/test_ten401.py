@@ -868,3 +868,59 @@ def test_a_dict_keyed_by_a_counter_the_loop_steps_gets_an_entry_per_step(stored,
     own variable does (a held-out class: a dict keyed by a per-step counter)."""
     source = COUNTER_KEY.replace("STORED", stored).replace("STEP", step)
     assert [f.code for f in findings(source) if f.code == "TEN401"] == ["TEN401"] * reported
+
+
+TALLY = """
+class Tally:
+    def __init__(self):
+        self.total = 0
+        self.saved = []
+
+    def add(self, value):
+        self.total += value
+
+    def keep(self, value):
+        self.saved.append(value)
+
+    def reset(self):
+        self.total = 0
+"""
+
+FIT_WITH_TALLY = """
+import torch
+
+from pkg.tally import Tally
+
+
+def fit(model, loader, opt):
+    tally = Tally()
+    for x, y in loader:
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        CALL
+    return tally
+"""
+
+
+@pytest.mark.parametrize("call, reported", [
+    ("tally.add(loss)", True),  # Tally.add accumulates its argument on self, in another module
+    ("tally.keep(loss)", True),  # ... or appends it
+    ("tally.add(loss.item())", False),  # a number keeps no graph
+    ("tally.add(loss)\n        tally.reset()", False),  # reset on every pass: one step's graph at most
+    ("tally.add(3)", False),
+])
+def test_a_method_of_another_module_that_keeps_its_argument_is_reported_at_the_call(tmp_path, call, reported):
+    """A training loop hands every step's loss to a method of a class of another module that accumulates it on
+    `self`: the finding is at the argument, in the file that shows the loop, where the fix `.detach()` goes
+    (that module does not see the loop; a held-out class: the finding at the handing-over call)."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "tally.py").write_text(TALLY)
+    train = tmp_path / "pkg" / "train.py"
+    train.write_text(FIT_WITH_TALLY.replace("CALL", call))
+    found = [(f.line, f.code) for f in analyse(train.read_text(), str(train), DEFAULT).findings]
+    assert found == [(13, "TEN401")] * reported
+    if reported:
+        (finding,) = analyse(train.read_text(), str(train), DEFAULT).findings
+        assert finding.fix is not None and finding.fix.edits[0].text == "loss.detach()"

@@ -297,12 +297,10 @@ RULE = Rule(
     doc=__doc__,
     fix=FixAvailability.SOMETIMES,
     fix_forms=(
-        FixForm("the accumulated value gets `.item()` (a number accumulator no code uses as a tensor) or `.detach()`",
+        FixForm("the accumulated value gets `.detach()` (at the argument, for a method of another module that "
+                "keeps it)",
                 FixSafety.UNSAFE,
-                "gradient flow: nothing backpropagates through the accumulator; `.item()` raises on more than one "
-                "element",
-                withheld=("7 of 9 fixes correct in fix review 9 at 58c41a8, on code the rules were not tuned on: "
-                          "two .item() fixes broke a later tensor use of the total (the fix now writes .detach())")),
+                "gradient flow: nothing backpropagates through the accumulator; it stays a tensor"),
     ),
     # backward() calls and helper defs anywhere in the file decide
     whole_file=True,

@@ -54,7 +54,8 @@ emptying the global `critic.saved_values` it backpropagates); an accumulator bou
 step around a loop that backpropagates micro-batches and steps nothing (gradient accumulation: the graphs of
 one step at most, however many steps run); accumulators that are backpropagated
 (`total_loss.backward()`, `torch.stack(losses).sum().backward()`) or returned from a loop that does not
-itself call `backward()` (a loss built over several pieces); code under `torch.no_grad()`. A backward
+itself call `backward()` (a loss built over several pieces); values computed under `torch.no_grad()`, and
+sums made there (a tensor made with grad on and stored there keeps its graph). A backward
 through one element (`losses.append(loss)` then `losses[-1].backward()`) leaves every other element's
 graph alive: that is reported, and the element is known to be attached because it is backpropagated.
 `history.append(loss.clone())` is TEN203's finding (a kept clone), not this rule's.
@@ -144,9 +145,12 @@ HOT = (r"\+=", r"\.append\(", r"\.insert\(", r"\.appendleft\(", ENTRY_ADD, NAME_
 
 def check(node, ctx):
     step = lightning.training_step(ctx)
-    if ctx.grad_disabled or not (ctx.frame.loops or step or per_step.method_of(ctx)):
+    if not (ctx.frame.loops or step or per_step.method_of(ctx)):
         return
     found = accumulators.accumulation(node) or accumulators.per_step_entry(node, ctx)
+    if ctx.grad_disabled and (isinstance(node, ast.AugAssign) or isinstance(node, ast.Assign)
+                              and accumulators.entry_accumulation(node)):
+        return  # a sum made under no_grad holds no graph; a value stored there keeps the one it was made with
     if found is None:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and ctx.frame.loops:
             yield from _kept_by_callee(node.value, ctx)

@@ -924,3 +924,40 @@ def test_a_method_of_another_module_that_keeps_its_argument_is_reported_at_the_c
     if reported:
         (finding,) = analyse(train.read_text(), str(train), DEFAULT).findings
         assert finding.fix is not None and finding.fix.edits[0].text == "loss.detach()"
+
+
+UNDER_NO_GRAD = """
+import torch
+
+
+def train(model, loader, opt, crit):
+    losses, total = [], 0.0
+    for x, y in loader:
+        loss = crit(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        with torch.inference_mode():
+            STORE
+    return losses, total
+"""
+
+
+@pytest.mark.parametrize("store, reported", [
+    ("losses.append(loss)", True),  # the tensor made with grad on keeps its graph wherever it is stored
+    ("total += loss", False),  # a sum made under inference mode holds no graph
+    ("val = crit(model(x), y)\n            losses.append(val)", False),  # made under it: no graph
+])
+def test_under_no_grad_what_counts_is_where_the_value_was_made(store, reported):
+    """Fix review 10's observation: a loss computed with grad on and appended inside `torch.inference_mode()`
+    keeps its `grad_fn`; a sum computed there does not, nor a value computed there."""
+    source = UNDER_NO_GRAD.replace("STORE", store)
+    assert [f.code for f in findings(source) if f.code == "TEN401"] == ["TEN401"] * reported
+
+
+def test_a_tensor_stored_under_inference_mode_keeps_its_graph_and_a_sum_made_there_does_not():
+    w = torch.ones(2, requires_grad=True)
+    loss = (w * 2).sum()
+    with torch.inference_mode():
+        kept, total = [loss], 0.0 + loss
+    assert kept[0].grad_fn is not None and total.grad_fn is None

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Optional, Sequence, TextIO
 
 from . import cache
+from ..text import split_keeping_ends
 from ..sources import fileio
 from ..config.pyproject import ConfigError
 from ..config.discovery import discover
@@ -224,12 +225,23 @@ def write_noqa(path: str, data: bytes, doc: Document, findings: list[tuple[int, 
     from ..pipeline.noqa import add_comments
 
     program, changed = add_comments(doc.program, findings)
+    src = fileio.decode(data)
+    if changed and doc.derived:
+        program = _onto_file(src.text, doc.program, program)
     if changed:
         text = doc.cells.with_program(program) if doc.cells else program
-        src = fileio.decode(data)
         with fileio.interrupts_deferred():
             fileio.replace(path, data, src.encode(text))
     return changed
+
+
+def _onto_file(text: str, program: str, commented: str) -> str:
+    """The file's own text with the comments `commented` added to its program: a line of the file that the
+    program keeps as it is (neutralising changes only IPython lines, one for one) takes the commented line."""
+    lines, before, after = (split_keeping_ends(t) for t in (text, program, commented))
+    if not len(lines) == len(before) == len(after):
+        return text
+    return "".join(new if old == line else line for line, old, new in zip(lines, before, after))
 
 
 def code_counts(items: Sequence[Item]) -> str:

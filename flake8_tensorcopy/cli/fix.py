@@ -154,7 +154,7 @@ def _fixed(job: Job, src: Optional[fileio.SourceFile] = None) -> Report:
         doc = read_document(src.text, job.display)  # a notebook's code cells as one program
         notebook = doc.cells
         report.cell_errors = notebook.errors if notebook else []
-        outcome = fix_source(doc.program, job.display, rules, unsafe=job.unsafe,
+        outcome = fix_source(doc.program, job.display, rules, unsafe=job.unsafe, fixable=not doc.derived,
                              tensor_functions=job.tensor_functions,
                              cell_ends=(lambda program: cell_ends(program, notebook.boundary)) if notebook else None)
         report.fixed = notebook.with_program(outcome.fixed) if notebook and outcome.changed else (

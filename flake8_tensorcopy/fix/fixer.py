@@ -6,6 +6,8 @@ that the result still parses, and repeat until no allowed fix is left. It never 
 """
 from __future__ import annotations
 
+import dataclasses
+
 import bisect
 import re
 import warnings
@@ -67,22 +69,23 @@ def reported(source: str, filename: str, rules: Sequence[Rule], tensor_functions
 
 def fix_source(source: str, filename: str = "<stdin>", rules: Sequence[Rule] = RULES,
                unsafe: bool = False, max_passes: int = MAX_PASSES, tensor_functions: Sequence[str] = (),
-               cell_ends: Optional[CellEnds] = None) -> Outcome:
+               cell_ends: Optional[CellEnds] = None, fixable: bool = True) -> Outcome:
     """Fix `source`. Raises AnalysisError when it cannot be parsed, FixError when a fixed text would not.
     `cell_ends`: for a notebook's program, the function that finds its cell ends (sources.notebook.cell_ends),
-    asked again on each pass's text (fixes move lines)."""
+    asked again on each pass's text (fixes move lines). With `fixable` False (a program derived from the
+    file, not its text: sources.document), nothing is applied and every finding remains."""
     outcome = Outcome(source, source)
     text = source
     for _ in range(max_passes + 1):
         findings, errors = reported(text, filename, rules, tensor_functions, cell_ends)
         outcome.errors = errors
-        todo = [f for f in findings if allowed(f, unsafe)]
+        todo = [f for f in findings if allowed(f, unsafe)] if fixable else []
         messages = _pyflakes(text, filename) if todo else []
         refused = _refused(text, todo, filename, messages) if todo else {}
         todo = [f for f in todo if id(f) not in refused]
         if not todo:
             outcome.fixed = text
-            outcome.remaining = findings
+            outcome.remaining = findings if fixable else [dataclasses.replace(f, fix=None) for f in findings]
             outcome.dropped = refused
             return outcome
         fixed, applied, imports = apply(text, todo)

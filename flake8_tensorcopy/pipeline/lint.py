@@ -6,6 +6,7 @@ front end only decides how to read its input (sources/) and how to show the resu
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Protocol, Sequence
 
@@ -39,6 +40,7 @@ class Document:
     program: str
     cells: Optional[Cells] = None
     cell_ends: frozenset = frozenset()  # the program's lines that end a notebook cell (its displayed output)
+    derived: bool = False  # the program is the file's text with IPython lines neutralised: nothing is written back
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,8 @@ def lint(doc: Document, rules: Sequence[Rule], tensor_functions: Iterable[str] =
         found = sorted(found + [f for r in after for f in unused_noqa(r, rules, comments, found, result.parsed)],
                        key=lambda f: (f.line, f.col, f.code))
     findings = [f for f in found if not (noqa and comments.suppressed(f.line, f.code))]
+    if doc.derived:  # a fix is made for the neutralised program, not for the file: none is offered
+        findings = [dataclasses.replace(f, fix=None) for f in findings]
     return Linted(findings, [to_item(f, doc, lines) for f in findings], result.errors, result.parsed)
 
 

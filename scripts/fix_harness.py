@@ -30,6 +30,7 @@ import platform
 import sys
 import time
 import warnings
+from typing import Optional
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +75,7 @@ class Result:
     proven: list[str] = field(default_factory=list)  # code of each applied fix that had the proof it needs
     dropped: list[tuple[int, str, str]] = field(default_factory=list)  # (line, code, why)
     failures: list[str] = field(default_factory=list)
+    exposed: list[str] = field(default_factory=list)  # a finding another rule's fix made appear
     unreadable: str = ""
     cpu: float = 0.0
 
@@ -111,7 +113,7 @@ def _run(job: Job) -> Result:
     if outcome.changed:
         try:
             name = job.path or job.name  # a real path: the fixer sees the file's package, as `fix` would
-            out.failures = without_proof(outcome, name, out.proven) + broken(outcome, name, ends)
+            out.failures = without_proof(outcome, name, out.proven) + broken(outcome, name, ends, out.exposed)
         except Exception as exc:  # noqa: BLE001 - as above
             out.failures.append(f"internal error while checking: {type(exc).__name__}: {exc}".split("\n")[0])
     return out
@@ -131,7 +133,7 @@ def without_proof(outcome, name: str, proven: list[str]) -> list[str]:
     return problems
 
 
-def broken(outcome, name: str, ends=None) -> list[str]:
+def broken(outcome, name: str, ends=None, exposed: Optional[list] = None) -> list[str]:
     """What is wrong with a fixed text, one line per problem."""
     before, after = outcome.source, outcome.fixed
     try:
@@ -142,7 +144,10 @@ def broken(outcome, name: str, ends=None) -> list[str]:
     except (SyntaxError, ValueError, AnalysisError) as exc:
         return [f"the fixed text does not compile: {exc}"]
     problems = [f"pyflakes: line {line}: {message}" for line, message in new_pyflakes(tree_before, tree_after, name)]
-    problems += reported_again(outcome, tree_after, name)
+    again, shown = reported_again(outcome, tree_after, name)
+    problems += again
+    if exposed is not None:
+        exposed += shown
     for recv, method, what in new_receivers(suspect_calls(tree_before, before), suspect_calls(tree_after, after)):
         problems.append(f"new call .{method}() on '{recv}', {what}")
     try:
@@ -180,9 +185,10 @@ def _flake_key(message) -> tuple:
     return type(message).__name__, tuple("<line>" if isinstance(a, int) else str(a) for a in message.message_args)
 
 
-def reported_again(outcome, tree_after: ast.Module, name: str) -> list[str]:
-    """Fixed findings whose code the engine still reports in the statement the fix rewrote: more findings of
-    that code there than the statement had before, less the ones fixed."""
+def reported_again(outcome, tree_after: ast.Module, name: str) -> tuple[list[str], list[str]]:
+    """(fixed findings whose code the engine still reports in the statement the fix rewrote: more findings of
+    that code there than the statement had before, less the ones fixed; more findings of a code no fix was
+    applied for: what another rule's fix exposed, not a fix that failed)."""
     starts = recall.statement_starts(tree_after)
 
     def statements(findings, text) -> Counter:
@@ -194,8 +200,13 @@ def reported_again(outcome, tree_after: ast.Module, name: str) -> list[str]:
     for text, applied in outcome.passes:
         expected.subtract(statements(applied, text))
     remaining = Counter((starts.get(f.line, f.line), f.code) for f in outcome.remaining)
-    return [f"{code} reported again at line {line} after its fix" for (line, code), n in sorted(remaining.items())
-            if n > expected[(line, code)]]
+    fixed = set()
+    for text, applied in outcome.passes:
+        fixed |= set(statements(applied, text))
+    more = [(line, code) for (line, code), n in sorted(remaining.items()) if n > expected[(line, code)]]
+    return ([f"{code} reported again at line {line} after its fix" for line, code in more if (line, code) in fixed],
+            [f"{code} at line {line}, new after another rule's fix" for line, code in more
+             if (line, code) not in fixed])
 
 
 def line_map(a: str, b: str) -> dict[int, list[int]]:
@@ -284,6 +295,11 @@ def write_report(results: list[Result], missing: dict[str, str], wall: float, cp
         out.append(f"| {code} | {applied[(code, 'safe')]} | {applied[(code, 'unsafe')]} | {proven[code]} |")
     out += ["", f"## Failures ({len(failures)})", ""]
     out += [f"- `{r.name}`: {why}" for r, why in failures] or ["None."]
+    exposed = [(r, why) for r in results for why in r.exposed]
+    out += ["", f"## Findings a fix exposed ({len(exposed)}): not failures",
+            "", "A finding of a rule that had no fix applied there, new after another rule's fix (its own fix "
+            "withheld or not applicable): what a user sees after `fix`.", ""]
+    out += [f"- `{r.name}`: {why}" for r, why in exposed] or ["None."]
     out += ["", f"## Fixes dropped by verification ({len(drops)})", ""]
     reasons = Counter((code, _reason_kind(why)) for _, (_, code, why) in drops)
     if drops:

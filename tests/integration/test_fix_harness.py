@@ -62,11 +62,23 @@ def test_each_kind_of_broken_fix_is_a_failure(fixed, says):
 def test_a_finding_left_unfixed_in_the_fixed_statement_is_not_a_failure():
     source = SOURCE.replace("copy.copy(cfg)", "copy.deepcopy(t)")
     fixed = source.replace("copy.deepcopy(t)", "t.detach().clone()", 1)  # the second is left, as it was
-    assert harness.reported_again(_outcome(fixed, source), harness.parse(fixed, "t.py"), "t.py") == []
+    assert harness.reported_again(_outcome(fixed, source), harness.parse(fixed, "t.py"), "t.py") == ([], [])
     twice = "copy.deepcopy(t), copy.deepcopy(t)"
     fixed = source.replace(twice, "t.detach().clone(), " + twice)  # a fix that kept what it fixed
-    assert harness.reported_again(_outcome(fixed, source), harness.parse(fixed, "t.py"), "t.py") == [
-        "TEN201 reported again at line 8 after its fix"]
+    assert harness.reported_again(_outcome(fixed, source), harness.parse(fixed, "t.py"), "t.py") == (
+        ["TEN201 reported again at line 8 after its fix"], [])
+
+
+def test_another_rules_finding_a_fix_exposes_is_listed_not_failed():
+    """A fix rewrites a statement into one another rule reports (TEN903's `.data` -> `.detach()`, then a write
+    through the alias that TEN101 reports, its own fix withheld): shown in the report, not a failure."""
+    source = "import torch\nx = torch.ones(3)\ny = x.data\ny.add_(1)\nprint(x)\n"
+    fixed = source.replace("x.data", "x.detach()")
+    (applied,) = [f for f in reported(source, "t.py", RULES)[0] if f.code == "TEN903"]
+    outcome = Outcome(source, fixed, applied=[applied], passes=[(source, [applied])],
+                      remaining=reported(fixed, "t.py", RULES)[0])
+    again, exposed = harness.reported_again(outcome, harness.parse(fixed, "t.py"), "t.py")
+    assert again == [] and [e.split(" at ")[0] for e in exposed] == ["TEN101"]
 
 
 def test_line_map_follows_inserted_lines():

@@ -57,3 +57,26 @@ def test_a_hand_written_update_through_a_detach_alias_gets_no_fix():
     assert finding.fix is None  # `.clone()` would silently stop the training
     (other,) = _found(SGD.replace("lr * theta.grad", "lr * torch.ones(1, 1)"), "TEN101")
     assert other.fix is not None
+
+
+INITIALISER = """
+import torch
+
+
+def block_orthogonal(tensor, sizes, gain=1.0):
+    data = tensor.detach()
+    for start in range(0, tensor.size(0), sizes[0]):
+        block = slice(start, start + sizes[0])
+        data[block] = torch.nn.init.orthogonal_(tensor[block].contiguous(), gain=gain)
+    return tensor
+"""
+
+
+def test_a_function_that_calls_torchs_initialisers_writes_its_tensor_on_purpose():
+    """A def that initialises with `torch.nn.init` writes the tensor it is given through an alias on purpose,
+    whatever its name (the fix harness found TEN101 on such a block initialiser once `.data` became
+    `.detach()`); the same shape without the initialiser call is still reported."""
+    assert _found(INITIALISER, "TEN101") == []
+    plain = INITIALISER.replace("torch.nn.init.orthogonal_(tensor[block].contiguous(), gain=gain)",
+                                "tensor[block].contiguous() * gain")
+    assert [f.code for f in _found(plain, "TEN101")] == ["TEN101"]

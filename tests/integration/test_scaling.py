@@ -87,13 +87,14 @@ def test_many_accumulations_in_one_loop_cost_linear_work(monkeypatch):
 
 
 # ---- every rule, in every shape --------------------------------------------------------------------
-def rule_work(code: str, shape, n: int) -> tuple[int, int]:
+def rule_work(code: str, shape, n: int, counting=WorkCounter) -> tuple[int, int]:
     """(work done, findings) analysing `shape` of the rule's example at size n with that rule alone; a rule
     the engine does not run (TEN905 reads the findings and comments after it) through the pipeline, with
-    every rule on (it reports only codes the run enables); the findings counted are the rule's own."""
+    every rule on (it reports only codes the run enables); the findings counted are the rule's own. Work is
+    lines traced by default, or calls (`counting=CallCounter`, cheap enough for 16n)."""
     rule = BY_CODE[code]
     source = shape(unit(rule), n)
-    with WorkCounter() as counter:
+    with counting() as counter:
         result = engine.analyse(source, "t.py", [rule]) if rule.nodes else lint(Document("t.py", source), RULES)
     assert result.errors == []
     return counter.steps, sum(f.code == code for f in result.findings)
@@ -114,17 +115,6 @@ def test_every_rule_costs_linear_work_in_deep_nesting(code):
     assert large <= small * LINEAR
 
 
-def rule_calls(code: str, shape, n: int) -> tuple[int, int]:
-    """(calls made, findings) analysing `shape` of the rule's example at size n with that rule alone, as
-    rule_work does, counting calls (CallCounter) so that 16n stays cheap."""
-    rule = BY_CODE[code]
-    source = shape(unit(rule), n)
-    with CallCounter() as counter:
-        result = engine.analyse(source, "t.py", [rule]) if rule.nodes else lint(Document("t.py", source), RULES)
-    assert result.errors == []
-    return counter.steps, sum(f.code == code for f in result.findings)
-
-
 @pytest.mark.parametrize("shape", ["statements", "branches", "loop"])
 @pytest.mark.parametrize("code", [r.code for r in RULES])
 def test_every_rule_costs_linear_work_in_one_scope_up_to_16n(code, shape):
@@ -132,7 +122,7 @@ def test_every_rule_costs_linear_work_in_one_scope_up_to_16n(code, shape):
     (TEN102, TEN203, TEN401) calls `.backward()` on one of them again. Red at 16n where a question about one
     binding looks at every binding or every backward of its name in the scope (n**2)."""
     (small, found_small), (middle, found_middle), (large, found_large) = (
-        rule_calls(code, SHAPES[shape], n) for n in (25, 100, 400))
+        rule_work(code, SHAPES[shape], n, CallCounter) for n in (25, 100, 400))
     assert 0 < found_small < found_middle < found_large
     assert middle <= small * LINEAR and large <= small * 16 * 1.5
 

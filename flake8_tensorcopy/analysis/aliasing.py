@@ -20,6 +20,7 @@ from the argument passed for k.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from typing import Iterator, NamedTuple, Optional
 
 from . import api, backward, evidence, names, param_writes, purpose, summaries
@@ -692,11 +693,11 @@ def _backward_after(ctx, after, name: str) -> bool:
 def _reads_of(ctx, name: str) -> int:
     """How many times the code of the scope (its nested defs and comprehensions too) reads `name`."""
     node = ctx.frame.scope.node
-    key = ("reads-of", id(node), name)
-    if key not in ctx.facts.memo:
-        ctx.facts.memo[key] = sum(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-                                  for n in ast.walk(node))
-    return ctx.facts.memo[key]
+    key = ("reads", id(node))
+    if key not in ctx.facts.memo:  # one walk of the scope for every name asked
+        ctx.facts.memo[key] = Counter(n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+                                      and isinstance(n.ctx, ast.Load))
+    return ctx.facts.memo[key][name]
 
 
 def used_after(name: str, ctx, after, caller_holds: bool = True) -> bool:

@@ -180,16 +180,16 @@ def _writes(node, ctx) -> Iterator[Write]:
 def _callee_writes(call: ast.Call, ctx) -> Iterator[Write]:
     """The writes a def of the package makes into the aliases `call` passes it: a name bound to an alias
     (`m = feats.detach(); center(m)`) or an alias made in the argument (`center(feats.detach())`). A def
-    named for updating parameters (`soft_update(target, source)`) writes its argument on purpose. Only an
-    argument the callee writes is asked whether it is an alias (that question may read the package's callers)."""
-    if not any(isinstance(a, (ast.Name, ast.Attribute, ast.Subscript, ast.Call))
-               for a in call.args + [k.value for k in call.keywords]):
+    named for updating parameters (`soft_update(target, source)`) writes its argument on purpose. The
+    arguments are asked first whether they are aliases (most calls pass none); only then is the callee
+    found and summarised, which may read other modules of the package."""
+    passed = {id(a): alias for a in call.args + [k.value for k in call.keywords]
+              if (alias := _passed_alias(a, ctx)) is not None}
+    if not passed:
         return
     for w in param_writes.call_writes(call, ctx):
-        if purpose.updates_weights(w.fn, ctx.facts):
-            continue
-        alias = _passed_alias(w.argument, ctx)
-        if alias is not None:
+        alias = passed.get(id(w.argument))
+        if alias is not None and not purpose.updates_weights(w.fn, ctx.facts):
             yield Write(NAME, w.argument.id if isinstance(w.argument, ast.Name) else w.param, alias, w)
 
 

@@ -418,7 +418,7 @@ def _call_kind(call: ast.Call, ctx: "Position", pos, depth: int) -> Optional[Kin
             op = api.method(method)
             return _result_kind(op, TENSOR if recv in SURE_TENSOR else LIKELY_TENSOR) if op else None
         if _submodule_call(func, ctx):
-            return TENSOR  # self.encoder(x)
+            return LIKELY_TENSOR  # self.encoder(x): only the attribute's name says it holds a module
         return None
     if isinstance(func, ast.Name):
         if kind(func, ctx, pos, depth + 1) == MODULE and not _only_named(func.id, ctx, pos):

@@ -512,6 +512,40 @@ def test_a_loss_autograd_ran_backward_from_is_proven_and_fixed():
     assert "totals['loss'] += loss.detach()" in fix_source(textwrap.dedent(source), "t.py", RULES, unsafe=True).fixed
 
 
+# A callback held on `self` under a module's name (fix review 11: `self.test_policy`, a constructor argument
+# the caller gives a function returning a NumPy array): the name says "module", the code does not, so its
+# result is only likely a tensor and gets no `.detach()`.
+CALLBACK = """
+import torch
+
+class Fitter:
+    def __init__(self, net, test_policy=None):
+        self.net = net
+        self.opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        self.test_policy = test_policy
+
+    def fit(self, x, y):
+        scores = []
+        for _ in range(3):
+            loss = ((self.net(x) - y) ** 2).mean()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            stats = self.test_policy(self.net)
+            scores.append(stats[0])
+        return scores
+"""
+
+
+def test_a_call_of_an_attribute_named_like_a_module_is_no_proof_for_a_fix():
+    for finding in _found(CALLBACK, "TEN401"):
+        assert finding.fix is None
+    assert fix_source(textwrap.dedent(CALLBACK), "t.py", RULES, unsafe=True).fixed == textwrap.dedent(CALLBACK)
+    built = CALLBACK.replace("self.test_policy = test_policy", "self.test_policy = torch.nn.Linear(4, 2)")
+    (finding,) = _found(built, "TEN401")  # the class builds a module there: its output is a tensor
+    assert finding.fix is not None
+
+
 # A policy keeps (log_prob, value) on `self` every step; a def of the file iterates them into the loss it
 # backpropagates at the episode's end (fix review 3, class E: `.detach()` there stopped the critic learning).
 POLICY = """

@@ -110,7 +110,8 @@ class Notebook:
             after = _joined(_cell_magic_first(sources[index], texts), usual[index], ends_with_newline)
             if after != before:
                 as_list = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", after)  # as nbformat splits
-                changed[index] = after if isinstance(cell.get("source"), str) else as_list
+                source = cell.get("source")
+                changed[index] = after if isinstance(source, str) else as_list + _empty_tail(source or [])
         if not changed:
             return self.text
         spliced = replace_sources(self.text, changed)
@@ -290,6 +291,14 @@ def cell_ends(program: str, boundary: str = BOUNDARY) -> frozenset[int]:
     lines = split_lines(program)
     ends = {n - 1 for n, line in enumerate(lines, 1) if line == boundary and n > 1}
     return frozenset(ends | ({len(lines)} if lines else set()))
+
+
+def _empty_tail(source: list) -> list:
+    """The empty strings a cell's `source` list ends with (Colab writes one): kept when the cell is rewritten."""
+    tail = len(source)
+    while tail and source[tail - 1] == "":
+        tail -= 1
+    return source[tail:]
 
 
 def _source_text(cell: dict, number: int = 0) -> str:

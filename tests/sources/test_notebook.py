@@ -200,3 +200,12 @@ def test_trailing_blank_lines_of_the_last_cell_are_kept(tmp_path, capsys, tail):
     last = SETUP + "b = torch.tensor(h)" + tail
     cells = _fixed_cells(tmp_path, capsys, code_notebook("import os\n\n", last))
     assert cells == ["import os\n\n", last.replace("torch.tensor(h)", "h.detach().clone()")]
+
+
+def test_a_source_list_ending_in_empty_strings_keeps_them(tmp_path, capsys):
+    """Colab ends some cells' source lists with "" (fix review 11): the fixed cell keeps that entry."""
+    lines = [line + "\n" for line in (SETUP + "b = torch.tensor(h)\nprint(b)").split("\n")] + [""]
+    code, text, _ = fix_notebook(tmp_path, capsys, code_notebook(lines))
+    assert code == 0
+    assert json.loads(text)["cells"][0]["source"] == [line.replace("torch.tensor(h)", "h.detach().clone()")
+                                                      for line in lines]

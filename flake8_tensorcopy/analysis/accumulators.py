@@ -154,6 +154,8 @@ def outlived_training_loop(key: str, acc, ctx):
             return None
         if origin is not None and origin.pos >= pos_of(loop):
             continue  # bound inside this loop: it may still outlive an inner one only
+        if training.over_models(loop, ctx):
+            continue  # one pass per model: the steps are the passes of a loop around it
         if ((id(loop) in ctx.facts.training_loops and training.torch_training(loop, ctx))
                 or training.calls_step(loop, ctx)):
             return None if _one_optimizer_step(key, acc, loop, loops[:i], ctx) else loop

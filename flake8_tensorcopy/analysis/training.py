@@ -219,6 +219,31 @@ def steps_optimizer(loop, ctx) -> bool:
         and names.OPTIMIZER_NAME(_receiver_name(n.func.value)) for n in walk(loop)))
 
 
+def over_models(loop, ctx) -> bool:
+    """A `for` loop over models, not over steps: it steps optimizers, and each one it steps is the one its
+    target selects (`for k in agents: opts[k].step()`, `for agent in agents: agent.optimizer.step()`), so
+    a pass updates another model, each once per pass of the loop around it."""
+    return per_loop(ctx, loop, "over-models", _over_models)
+
+
+def _over_models(loop, ctx) -> bool:
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    target = {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
+    stepped = [n.func.value for n in walk(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr == "step" and names.OPTIMIZER_NAME(_receiver_name(n.func.value))]
+    return bool(stepped) and all(_selected_by(recv, target) for recv in stepped)
+
+
+def _selected_by(recv, target: set) -> bool:
+    """`opts[k]` or `k.optimizer` (`k.opts["actor"]`) for a name `k` of `target`."""
+    if isinstance(recv, ast.Subscript) and isinstance(recv.slice, ast.Name) and recv.slice.id in target:
+        return True
+    while isinstance(recv, (ast.Attribute, ast.Subscript)):
+        recv = recv.value
+    return isinstance(recv, ast.Name) and recv.id in target
+
+
 def calls_backward(loop, ctx) -> bool:
     return per_loop(ctx, loop, "backward", lambda loop, _: any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"

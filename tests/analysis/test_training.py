@@ -77,3 +77,20 @@ def test_a_loop_fact_is_computed_once_per_file():
     answer = lambda loop, ctx: asked.append(loop) or len(asked)  # noqa: E731
     assert training.per_loop(ctx, node, "q", answer) == training.per_loop(ctx, node, "q", answer) == 1
     assert training.per_loop(ctx, node, "other", answer) == 2
+
+
+@pytest.mark.parametrize("step, over_models", [
+    ("optimizers[x].step()", True),  # the loop's target selects the optimizer: a pass per model
+    ("x.optimizer.step()", True),
+    ("optimizer.step()", False),  # one optimizer stepped every pass: a pass per step
+    ("optimizers[0].step()", False),
+    ("optimizers[x % 2].step()", False),  # alternating on a counter is still a step per pass
+])
+def test_a_loop_over_models_steps_the_optimizer_its_target_selects(step, over_models):
+    node, ctx = context_at(f"""
+        import torch
+        def fit(loader, optimizers, optimizer):
+            for x in loader:  # <-
+                {step}
+    """, ast.For)
+    assert training.over_models(node, ctx) is over_models

@@ -995,3 +995,49 @@ def test_a_tensor_stored_under_inference_mode_keeps_its_graph_and_a_sum_made_the
     with torch.inference_mode():
         kept, total = [loss], 0.0 + loss
     assert kept[0].grad_fn is not None and total.grad_fn is None
+
+
+# A loop over models, not steps (fix review 11, share b): each pass steps the optimizer its target selects, so
+# a dict keyed by the agent holds one loss per agent, bound anew on every call; the episodes around it are the steps.
+PER_AGENT = """
+import torch
+
+def update(agents, nets, optimizers, x):
+    losses = {}
+    for agent in agents:
+        loss = nets[agent](x).pow(2).mean()
+        optimizers[agent].zero_grad()
+        loss.backward()
+        optimizers[agent].step()
+        losses[agent] = loss
+    return losses
+"""
+
+
+AGENT_EPISODES = """
+import torch
+
+def train(agents, nets, optimizers, x):
+    losses = []
+    for episode in range(10):
+        for agent in agents:
+            loss = nets[agent](x).pow(2).mean()
+            optimizers[agent].zero_grad()
+            loss.backward()
+            optimizers[agent].step()
+            losses.append(loss)
+    return losses
+"""
+
+
+def test_an_entry_per_model_of_a_loop_over_models_is_no_accumulation():
+    assert _found(PER_AGENT, "TEN401") == []
+    for source in (AGENT_EPISODES, AGENT_EPISODES.replace("optimizers[agent].step()", "agent.optimizer.step()")):
+        (finding,) = _found(source, "TEN401")  # kept across the episodes, which are the steps
+        assert finding.line == 12
+
+
+def test_a_loop_that_steps_one_optimizer_is_a_loop_over_steps():
+    source = PER_AGENT.replace("optimizers[agent]", "optimizer")
+    (finding,) = _found(source, "TEN401")
+    assert finding.line == 11

@@ -112,8 +112,6 @@ RULE = Rule(
         FixForm("`.clone()` at the alias site: `y.detach()` becomes `y.detach().clone()` (`y.detach().cpu().clone()`); "
                 "none where the code only shows the source after the write (a lesson showing the sharing)",
                 FixSafety.UNSAFE,
-                "aliasing: writes through the alias no longer reach the source",
-                withheld=("0 of 2 fixes correct in fix review 5 at 6cf223f, on code the rules were not tuned on: "
-                          "copies made in lessons that write through the alias to show the sharing")),
+                "aliasing: writes through the alias no longer reach the source"),
     ),
 )

@@ -143,6 +143,6 @@ def test_explain_and_rules(tmp_path):
     listing = run_cli("rules", cwd=tmp_path).stdout.splitlines()
     assert listing[0].split()[:5] == ["code", "name", "default", "fix", "safety"]
     assert any(line.split()[:5] == ["TEN201", "deepcopy-tensor", "on", "sometimes", "unsafe"] for line in listing)
-    assert any(line.split()[:5] == ["TEN101", "detach-alias-write", "on", "never", "-"] for line in listing)  # withheld
+    assert any(line.split()[:5] == ["TEN102", "data-inplace-write", "on", "never", "-"] for line in listing)  # withheld
     ten204 = ["TEN204", "tensor-from-tensor", "on", "sometimes", "safe"]
     assert any(line.split()[:5] == ten204 for line in listing)

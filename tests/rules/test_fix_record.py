@@ -14,16 +14,26 @@ RECORD = tomllib.loads((Path(__file__).resolve().parents[2] / "ecosystem" / "fix
 FORMS = RECORD["form"]
 
 
+def counted(entry: dict) -> tuple[int, int]:
+    """(judged, correct) over the latest review and the `earlier` ones whose wrong fixes no change has
+    addressed since (a form is judged by every review since it last changed)."""
+    reviews = [entry, *entry.get("earlier", ())]
+    return sum(r["judged"] for r in reviews), sum(r["correct"] for r in reviews)
+
+
 def earned(entry: dict) -> bool:
-    """Its latest review judged enough of its fixes and found every one correct (or it edits only a comment)."""
-    return entry.get("edits") == "comment" or RECORD["min_judged"] <= entry["judged"] == entry["correct"]
+    """Its reviews since it last changed judged enough of its fixes and found every one correct (or it
+    edits only a comment)."""
+    judged, correct = counted(entry)
+    return entry.get("edits") == "comment" or RECORD["min_judged"] <= judged == correct
 
 
 def reason(entry: dict) -> str:
-    if entry["judged"] == 0:
+    judged, correct = counted(entry)
+    if judged == 0:
         return "no fix of it judged on code the rules were not tuned on yet"
-    return (f"{entry['correct']} of {entry['judged']} fixes correct in {entry['review']} at {entry['commit']}, on "
-            f"code the rules were not tuned on: {entry['why']}")
+    where = " and ".join(f"{r['review']} at {r['commit']}" for r in [entry, *entry.get("earlier", ())])
+    return f"{correct} of {judged} fixes correct in {where}, on code the rules were not tuned on: {entry['why']}"
 
 
 def test_every_fix_form_has_one_record():
@@ -44,3 +54,4 @@ def test_the_bar_withholds_what_it_should():
     low = RECORD["min_judged"]
     assert earned({"judged": low, "correct": low}) and not earned({"judged": 0, "correct": 0})
     assert not earned({"judged": 80, "correct": 79}) and earned({"judged": 0, "correct": 0, "edits": "comment"})
+    assert not earned({"judged": 2, "correct": 2, "earlier": [{"judged": 8, "correct": 0}]})

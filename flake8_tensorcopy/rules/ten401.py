@@ -304,10 +304,7 @@ RULE = Rule(
         FixForm("the accumulated value gets `.detach()` (at the argument, for a method of another module that "
                 "keeps it)",
                 FixSafety.UNSAFE,
-                "gradient flow: nothing backpropagates through the accumulator; it stays a tensor",
-                withheld=("62 of 65 fixes correct in fix review 11 at 4415d4b, on code the rules were not tuned "
-                          "on: a callback taken for a module by its attribute's name (its NumPy result got "
-                          ".detach()), an entry per agent of a loop over agents")),
+                "gradient flow: nothing backpropagates through the accumulator; it stays a tensor"),
     ),
     # backward() calls and helper defs anywhere in the file decide
     whole_file=True,

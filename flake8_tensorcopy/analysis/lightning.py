@@ -10,12 +10,11 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from . import losses, project, summaries
-from .facts import Bind, FileFacts, assigned, pos_of, self_attribute, walk
+from . import hierarchy, losses, summaries
+from .facts import FileFacts, assigned, pos_of, self_attribute, walk
 
 ROOTS = frozenset({"pytorch_lightning", "lightning"})
 TRAINING_STEP = "training_step"
-MAX_BASES = 8  # classes followed up a hierarchy
 Lineage = tuple[tuple[ast.ClassDef, FileFacts], ...]
 
 
@@ -38,31 +37,17 @@ def lineage(cls: ast.ClassDef, facts: FileFacts) -> Lineage:
 
 
 def _lineage(cls: ast.ClassDef, facts: FileFacts, depth: int) -> Lineage:
-    if depth > MAX_BASES:
+    if depth > hierarchy.MAX_BASES:
         return ()
     for base in cls.bases:
         q = facts.qualname(base) or ""
         if q.split(".")[0] in ROOTS and q.endswith(".LightningModule"):
             return ((cls, facts),)
-        found = _base_class(base, facts)
+        found = hierarchy.base_class(base, facts)
         above = _lineage(*found, depth + 1) if found is not None else ()
         if above:
             return ((cls, facts),) + above
     return ()
-
-
-def _base_class(base: ast.AST, facts: FileFacts) -> Optional[tuple[ast.ClassDef, FileFacts]]:
-    """The class a base named at the top of the module stands for: bound there once, by a `class` statement
-    or a `from ... import`."""
-    found = facts.module_scope.bindings.get(base.id, ()) if isinstance(base, ast.Name) else ()
-    if len(found) != 1:
-        return None
-    b = found[0]
-    if b.kind == Bind.OTHER and isinstance(b.node, ast.ClassDef):
-        return b.node, facts
-    if b.kind == Bind.IMPORT and isinstance(b.node, ast.ImportFrom):
-        return project.imported_class(facts, b.node, base.id)
-    return None
 
 
 def automatic(classes: Lineage) -> bool:

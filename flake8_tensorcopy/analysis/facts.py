@@ -206,6 +206,18 @@ class FileFacts:
         """The outermost node of `root` that starts at `pos` (None when none does)."""
         return self.index(_links, root)[1].get(pos)
 
+    def grad_off(self, frame: "Frame", pos: Pos) -> bool:
+        """Grad is off at `pos` of the function (or module) whose frame is `frame`: the frame's mode, then
+        every `with` around `pos` from the outermost in (`no_grad()`, `enable_grad()`), or a
+        `torch.set_grad_enabled(False)` of the scope on every path to it."""
+        grad = frame.grad_disabled
+        root = frame.func if frame.func is not None else self.tree
+        around = self.enclosing(root, pos) if pos in self.index(_links, root)[1] else []
+        for node in reversed(around):
+            for item in node.items if isinstance(node, (ast.With, ast.AsyncWith)) else ():
+                grad = self.grad_after(item.context_expr, grad)
+        return grad or frame.scope.grad_off_at(pos)
+
     def enclosing(self, root: ast.AST, pos: Pos) -> list[ast.AST]:
         """The nodes of `root` that hold the node starting at `pos`, innermost first (below `root`);
         every node of `root` when no node starts there."""

@@ -11,16 +11,23 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple, Optional
 
-from . import accumulators, losses, project, summaries, training
+from . import accumulators, hierarchy, losses, project, summaries, training
 from .facts import assigned, end_of, pos_of, self_attribute, walk
+from .position import at
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
+ENTRIES, ITERATED = "entries", "iterated"  # what of an argument a method keeps (Kept.entries)
+
+
+UP = 2  # defs followed up from a call outside any loop to the training loop that runs it once per step
 
 
 class Step(NamedTuple):
-    call: ast.Call  # the call of the method (a store `obj[k] = v` for `__setitem__`)
+    call: ast.Call  # the call in the loop: the method's (a store `obj[k] = v` for `__setitem__`), or of the
+    # def that makes it, once per pass (`self.train_step(x, y)` running `self.tally.add(loss)`)
     loop: ast.AST  # the caller's training loop it sits in
-    where: object  # the Position of the call, in the caller's frame
+    where: object  # the Position of `call`, in the loop's frame
+    recv: ast.expr  # the object the method runs on, as the loop's frame names it
 
 
 def method_of(ctx) -> Optional[ast.FunctionDef]:
@@ -48,33 +55,99 @@ def per_step_calls(attr: str, ctx) -> list[Step]:
 
 
 def _step(call: ast.Call, inner) -> Optional[Step]:
-    recv = call.func.value if isinstance(call.func, ast.Attribute) else None
-    if recv is None:
-        return None
+    return step_of(call, inner)
+
+
+def _in_loop(call: ast.Call, recv, inner, up: int, runs_step: bool = False) -> Optional[Step]:
+    """The training loop that runs `call` once per pass on `recv`, one object for every pass: a loop of the
+    def around it, or, when no loop of its own holds it, a loop of a caller of the file that runs the def
+    (up to `up` defs up) on the same object: `self.train_step(x, y)` for `self.tally.add(loss)`, or
+    `log_to(board, loss)` for `board["loss"] = loss`, with grad enabled at that call; `runs_step`: `call`
+    runs a def that trains once per call (a base class's loop running the step a subclass overrides)."""
     root = inner.frame.func if inner.frame.func is not None else inner.facts.tree
-    for loop in inner.facts.enclosing(root, pos_of(call)):
-        if not isinstance(loop, LOOPS) or not outlives(recv, loop, inner):
+    loops = [n for n in inner.facts.enclosing(root, pos_of(call)) if isinstance(n, LOOPS)]
+    for loop in loops:
+        if not outlives(recv, loop, inner):
             continue
-        if not (training.torch_training(loop, inner) or training.calls_step(loop, inner)):
+        if not (runs_step or training.torch_training(loop, inner) or training.calls_step(loop, inner)):
             continue
-        return Step(call, loop, inner)
+        return Step(call, loop, inner, recv)
+    fn = inner.frame.func
+    if loops or up == 0 or not isinstance(fn, summaries.DEFS):
+        return None
+    callers = summaries.sites(fn, inner) + (_base_calls(fn, inner) if recv_self(recv) else [])
+    for outer, where in callers:
+        lifted = _lifted(recv, fn, outer)
+        if lifted is not None and not where.facts.grad_off(where.frame, where.pos):
+            found = _in_loop(outer, lifted, where, up - 1, training.is_step(fn, inner))
+            if found is not None:
+                return found
     return None
+
+
+def step_of(call: ast.Call, ctx) -> Optional[Step]:
+    """The training loop that runs the method call `call` (`meter.update(loss)`) once per pass on one object:
+    around it, or up to UP defs up (see `_in_loop`)."""
+    recv = call.func.value if isinstance(call.func, ast.Attribute) else None
+    return _in_loop(call, recv, ctx, UP) if recv is not None else None
+
+
+def _base_calls(fn, inner) -> list:
+    """(call, position) of each `self.<fn's name>(...)` in a method of a base class of `fn`'s class, in the
+    file or a neighbouring module: a base class's loop that runs the step method a subclass overrides."""
+    cls = inner.frame.cls
+    if cls is None or fn not in cls.body:
+        return []
+    found = []
+    for base, home in hierarchy.ancestors(cls, inner.facts):
+        for m in base.body:
+            frame = home.function_frame(m) if isinstance(m, summaries.DEFS) else None
+            found += [(n, at(inner, frame, n, home)) for n in walk(m) if frame is not None and isinstance(n, ast.Call)
+                      and isinstance(n.func, ast.Attribute) and n.func.attr == fn.name
+                      and isinstance(n.func.value, ast.Name) and n.func.value.id == "self"]
+    return found
+
+
+def _lifted(recv, fn, outer: ast.Call) -> Optional[ast.expr]:
+    """`recv` of def `fn` as the caller names it at `outer`: `self` / `self.x` when the caller runs the method
+    on its own `self`, or what it passes for a parameter (a name or `self.x`); None for anything else."""
+    if recv_self(recv):
+        func = outer.func
+        return recv if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+            and func.value.id == "self" else None
+    if not isinstance(recv, ast.Name) or recv.id not in {a.arg for a in fn.args.args + fn.args.kwonlyargs}:
+        return None
+    value = summaries.passed(fn, recv.id, outer)
+    return value if isinstance(value, ast.Name) or value is not None and recv_self(value) else None
+
+
+def recv_self(expr) -> bool:
+    """`self` or `self.x`."""
+    return self_attribute(expr) is not None or isinstance(expr, ast.Name) and expr.id == "self"
 
 
 class Kept(NamedTuple):
     argument: ast.expr  # what the call passes
     fn: ast.AST  # the method of another module that keeps it
     attr: str  # the attribute of `self` it accumulates into
+    home: object = None  # the facts of the keeper's module
+    entries: str = ""  # ENTRIES: it keeps the argument's entries (`self.by_key[k] += terms[k]`, `terms.values()`);
+    # ITERATED: what iterating it gives (`for i, v in enumerate(values): self.sums[i] += v`: a list's entries,
+    # a dict's keys)
 
 
 def kept_by_callee(call: ast.Call, ctx) -> list[Kept]:
     """The arguments of `call`, a call of a method of a class of another module of the package
     (`meter.update(loss)` with `meter = Meter()` imported from meters.py), that the method accumulates on
-    `self` (`self.total += value`, `self.rows.append(value)`): kept from one call to the next, unless the
-    method itself binds the attribute anew or its module backpropagates through it (a policy's saved values)."""
+    `self` (`self.total += value`, `self.rows.append(value)`), or whose entries it accumulates, the class
+    in the file too (`self.sums[i] += v` for `v` of `values`, `self.by_key[k] += terms[k]`: what the
+    entries are is known only at the call): kept from one call to the next, unless the method itself binds
+    the attribute anew or its module backpropagates through it (a policy's saved values)."""
     fn = summaries.callee(call, ctx, pos_of(call))
-    home = project.home(fn) if isinstance(fn, summaries.DEFS) else None
-    frame = home.function_frame(fn) if home is not None else None
+    if not isinstance(fn, summaries.DEFS):
+        return []
+    home = project.home(fn) or ctx.facts
+    frame = home.function_frame(fn)
     cls = frame.cls if frame is not None else None
     if cls is None or fn not in cls.body:
         return []
@@ -87,25 +160,69 @@ def kept_by_callee(call: ast.Call, ctx) -> list[Kept]:
         if not attr or fn.name in resetting.get(attr, ()) or losses.attribute_backpropagated(attr, home):
             continue
         for value in made[1]:
-            argument = summaries.passed(fn, value.id, call, bound=True) \
-                if isinstance(value, ast.Name) and value.id in params else None
-            if argument is not None:
-                found.append(Kept(argument, fn, attr))
+            param, entries = _kept_parameter(value, stmt, fn, params)
+            argument = summaries.passed(fn, param, call, bound=True) if param else None
+            if argument is not None and (entries or home is not ctx.facts):
+                found.append(Kept(argument, fn, attr, home, entries))
     return found
 
 
-def resets_on_every_pass(call: ast.Call, loop, kept: Kept, ctx) -> bool:
-    """The loop calls, on the receiver of `call`, a method of the keeper's class that binds the attribute
-    anew (`meter.reset()`) on every pass."""
-    cls = project.home(kept.fn).function_frame(kept.fn).cls
-    resetting = _resetting_methods(cls, project.home(kept.fn)).get(kept.attr, frozenset()) - {kept.fn.name}
-    return _resets_in(Step(call, loop, ctx), resetting)
+def _kept_parameter(value, stmt, fn, params: set) -> tuple[Optional[str], str]:
+    """(parameter, "" / ENTRIES / ITERATED) that the accumulated `value` of `stmt` is: the parameter itself,
+    an entry `param[k]`, or the variable of a loop of `fn` around `stmt` over the parameter (`for v in
+    values`, `enumerate(values)`) or its entries (`terms.items()`, `terms.values()`)."""
+    if isinstance(value, ast.Name) and value.id in params:
+        return value.id, ""
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and value.value.id in params:
+        return value.value.id, ENTRIES
+    if not isinstance(value, ast.Name):
+        return None, ""
+    for loop in walk(fn):
+        if isinstance(loop, ast.For) and any(n is stmt for s in loop.body for n in walk(s)):
+            param, how = _iterated_parameter(loop, value.id)
+            if param in params:
+                return param, how
+    return None, ""
+
+
+def _iterated_parameter(loop: ast.For, name: str) -> tuple[Optional[str], str]:
+    """The name whose entries `loop` binds `name` to: `for name in xs`, `for i, name in enumerate(xs)`,
+    `for k, name in xs.items()`, `for name in xs.values()`."""
+    it, target = loop.iter, loop.target
+    pair = isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name) \
+        and target.elts[1].id == name
+    if isinstance(it, ast.Call) and not it.keywords and isinstance(it.func, (ast.Name, ast.Attribute)):
+        called = it.func.id if isinstance(it.func, ast.Name) else it.func.attr
+        if called == "enumerate" and pair and len(it.args) == 1:
+            it, how = it.args[0], ITERATED
+        elif isinstance(it.func, ast.Attribute) and not it.args and (
+                called == "items" and pair or called == "values" and _is_name(target, name)):
+            it, how = it.func.value, ENTRIES
+        else:
+            return None, ""
+    elif _is_name(target, name):
+        how = ITERATED
+    else:
+        return None, ""
+    return (it.id, how) if isinstance(it, ast.Name) else (None, "")
+
+
+def _is_name(expr, name: str) -> bool:
+    return isinstance(expr, ast.Name) and expr.id == name
+
+
+def resets_on_every_pass(step: Step, kept: Kept) -> bool:
+    """The loop calls, on the object the keeper runs on, a method of the keeper's class that binds the
+    attribute anew (`meter.reset()`) on every pass."""
+    cls = kept.home.function_frame(kept.fn).cls
+    resetting = _resetting_methods(cls, kept.home).get(kept.attr, frozenset()) - {kept.fn.name}
+    return _resets_in(step, resetting)
 
 
 def read_after_loop(step: Step, attr: str) -> bool:
     """The caller reads `obj.attr` of the object the method ran on after the loop (`stopper.best` in
     `model.load_state_dict(stopper.best)`), `obj` still bound to the same object there."""
-    recv, where = step.call.func.value, step.where
+    recv, where = step.recv, step.where
     root = where.frame.func if where.frame.func is not None else where.facts.tree
     after = end_of(step.loop)
     for n in walk(root):
@@ -124,7 +241,7 @@ def _same_object(name: str, step: Step, pos) -> bool:
 def outlives(recv, loop, inner) -> bool:
     """The receiver is the same object in every iteration: `self`, `self.x`, or a name bound before the loop
     and not inside it."""
-    if self_attribute(recv) is not None or isinstance(recv, ast.Name) and recv.id == "self":
+    if recv_self(recv):
         return True
     if not isinstance(recv, ast.Name):
         return False
@@ -156,7 +273,7 @@ def _resetting_methods(cls: ast.ClassDef, facts) -> dict[str, frozenset]:
 def _resets_in(step: Step, resetting: frozenset) -> bool:
     """The loop calls a resetting method on the receiver (`meter.reset()`) on every pass: a reset that some
     pass skips (`if i % 100 == 0: meter.reset()`) leaves what the other passes kept."""
-    text = ast.dump(step.call.func.value)
+    text = ast.dump(step.recv)
     resets = [pos_of(n) for n in walk(step.loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
               and n.func.attr in resetting and ast.dump(n.func.value) == text]
     return bool(resets) and accumulators.every_pass(step.where.frame.scope, pos_of(step.call), step.loop, resets)

@@ -92,8 +92,20 @@ def instance_method(func: ast.Attribute, ctx, pos) -> Optional[ast.AST]:
             cls = attribute_class(recv.attr, ctx, pos)
         elif isinstance(recv, ast.Name) and recv.id not in ("self", "cls"):
             cls = instance_class(recv, ctx, pos)
+            if cls is None and func.attr in method_names(ctx.facts):
+                cls = parameter_class(recv.id, ctx, pos)
         memo[key] = method(cls, func.attr) if isinstance(cls, ast.ClassDef) else None
     return memo[key]
+
+
+def parameter_class(name: str, ctx, pos) -> Optional[ast.ClassDef]:
+    """The class of parameter `name` (`def run_epoch(model, loader, tally)`), when every caller passes an
+    instance of the same class (`run_epoch(model, loader, Tally())`): asked only for a method a class of
+    the file defines, so a call on a parameter costs a search of its callers only where it may resolve."""
+    found = ctx.frame.scope.reaching(name, pos)
+    b = found[0] if len(found) == 1 and found[0].kind == Bind.ARG else None
+    made = argument(b, ctx, instance_class, 1) if b is not None else None
+    return made if isinstance(made, ast.ClassDef) else None
 
 
 def _sole_binding(ctx, name: str, pos):

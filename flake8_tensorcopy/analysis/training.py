@@ -175,12 +175,19 @@ def calls_step(loop, ctx) -> bool:
     """The loop calls a training step of the file (`self.train_one_batch(x, y)`): a def that calls
     `backward()` once, outside any loop of its own (a def that loops over batches is an epoch, not a step)."""
     return per_loop(ctx, loop, "calls-step", lambda loop, ctx: any(
-        isinstance(n, ast.Call) and _is_step(summaries.callee(n, ctx, pos_of(n)), ctx) for n in walk(loop)))
+        isinstance(n, ast.Call) and is_step(summaries.callee(n, ctx, pos_of(n)), ctx) for n in walk(loop)))
 
 
-def _is_step(fn, ctx) -> bool:
-    if not isinstance(fn, summaries.DEFS) or project.home(fn) is not None:
+def is_step(fn, ctx) -> bool:
+    """`fn` (of the file, or of a neighbouring module: asked in its own file) trains once per call."""
+    if not isinstance(fn, summaries.DEFS):
         return False
+    home = project.home(fn)
+    if home is not None:
+        frame = home.function_frame(fn)
+        if frame is None:
+            return False
+        ctx = Position(home, frame, pos_of(fn))
     return per_loop(ctx, fn, "is-step", lambda fn, ctx: trains(fn, ctx) and not any(
         isinstance(n, (ast.For, ast.AsyncFor, ast.While)) and trains(n, ctx) for n in walk(fn)))
 

@@ -128,7 +128,7 @@ from __future__ import annotations
 import ast
 import os
 
-from ..analysis import accumulators, evidence, lightning, losses, numbers, per_step, project, training
+from ..analysis import accumulators, evidence, lightning, losses, numbers, per_step, training
 from ..analysis.clones import kept_clones
 from ..analysis.facts import dotted, self_attribute, walk
 from ..analysis.losses import backpropagated_elements, keys_in, loss_keys
@@ -139,21 +139,27 @@ ENTRY_ADD = r"\[(?<=\w\[)[^\[\]\n]*\][ \t]*=[ \t]*[\w.]+(?:\[|\.get\()"  # stats
 NAME_ADD = r"=(?<![=!<>]=)[ \t]*[\w.]+(?:[ \t]*[*/@][ \t]*[\w.]+)*[ \t]*\+(?![=+])"  # total = w * v + total
 # log[step] = v, log[step + 1], log[epoch, step], log[f"s{step}"]
 LOOP_ENTRY = r"\[(?<=\w\[)(?:\w+(?:[ \t]*[-+,][ \t]*\w+)*|f[\"'][^\[\]\n]*|str\(\w+\))\][ \t]*=(?!=)"
-KEPT_BY_CALL = r"(?m)^[ \t]+\w+(?:\.\w+)*\.\w+\(\w"  # meter.update(loss): a method of another module may keep it
+KEPT_BY_CALL = r"(?m)^[ \t]+\w+(?:\.\w+)*\.\w+\([\w[{(]"  # meter.update(loss), sums.add([a, b]): a method may keep it
+# a call of a method that may train in another module (`learner.fit_batch(x, y)`, `agent.learn()`): the
+# text alone decides nothing, the analysis reads the method
+STEP_CALL = r"\.\w*(?:step|train|fit|learn)\w*\("
 HOT = (r"\+=", r"\.append\(", r"\.insert\(", r"\.appendleft\(", ENTRY_ADD, NAME_ADD, LOOP_ENTRY, KEPT_BY_CALL)
 
 
 def check(node, ctx):
     step = lightning.training_step(ctx)
     if not (ctx.frame.loops or step or per_step.method_of(ctx)):
+        if ctx.frame.func is not None and isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            yield from _kept_by_callee(node.value, ctx)  # a helper that a loop further up runs once per step
         return
     found = accumulators.accumulation(node) or accumulators.per_step_entry(node, ctx)
     if ctx.grad_disabled and (isinstance(node, ast.AugAssign) or isinstance(node, ast.Assign)
                               and accumulators.entry_accumulation(node)):
         return  # a sum made under no_grad holds no graph; a value stored there keeps the one it was made with
-    if found is None:
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and ctx.frame.loops:
-            yield from _kept_by_callee(node.value, ctx)
+    kept = list(_kept_by_callee(node.value, ctx)) if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
+        else []
+    if found is None or kept:  # `sums.add(terms)` of a package class is its method, not a set's add
+        yield from kept
         return
     acc, values = found
     key = accumulators.root_key(acc)
@@ -230,22 +236,40 @@ def _kept_across_calls(node, acc, key: str, values, ctx):
 
 
 def _kept_by_callee(call, ctx):
-    """`meter.update(loss)` in a training loop, `update` a method of another module's class that accumulates its
-    argument on `self`, on an object bound before the loop and not reset on every pass: reported at the
-    argument, where the fix goes (this file sees the loop, that module does not)."""
-    recv = call.func.value if isinstance(call.func, ast.Attribute) else None
-    loop = next((lp for lp in reversed(ctx.frame.loops) if id(lp) in ctx.facts.training_loops and (
-        training.torch_training(lp, ctx) or training.calls_step(lp, ctx))), None)
-    if recv is None or loop is None or not per_step.outlives(recv, loop, ctx):
-        return
-    for kept in per_step.kept_by_callee(call, ctx):
-        if per_step.resets_on_every_pass(call, loop, kept, ctx) or not _carries_graph(kept.argument, ctx):
+    """`meter.update(loss)` run once per step by a training loop (around it, or further up: per_step.step_of),
+    `update` a method of another module's class that accumulates its argument, or the argument's entries
+    (`sums.add([a, b])`), on `self`, on an object that outlives the loop and is not reset on every pass:
+    reported at the argument, where the fix goes (this file sees the loop, that module does not)."""
+    kept = per_step.kept_by_callee(call, ctx)
+    where = per_step.step_of(call, ctx) if kept else None
+    for k in kept if where is not None else ():
+        attached = _attached_entries(k.argument, k.entries, ctx) if k.entries else \
+            [k.argument] if _carries_graph(k.argument, ctx) else []
+        if not attached or per_step.resets_on_every_pass(where, k):
             continue
-        shown, arg = ctx.text(kept.argument), kept.argument
-        fix = tensor_fix(ctx, [arg], [ctx.edit(arg, as_receiver(shown, arg) + ".detach()")], FixSafety.UNSAFE)
-        keeper = f"{os.path.basename(project.home(kept.fn).path)}'s {kept.fn.name}() keeps it"
-        yield ctx.finding(arg, fix, value=shown, acc=f"{ctx.text(recv)}.{kept.attr}", loop=f"loop ({keeper})",
-                          use=f"{as_receiver(shown, arg)}.detach() (no graph; .item() for a number)")
+        shown, arg = ctx.text(k.argument), k.argument
+        if k.entries and attached == [arg]:  # a list or dict of loss terms: which entries are tensors is unknown here
+            fix, use = None, f"a copy of '{shown}' with its tensors detached"
+        else:
+            fix = tensor_fix(ctx, attached, [ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for v in attached],
+                             FixSafety.UNSAFE)
+            use = ", ".join(f"{as_receiver(ctx.text(v), v)}.detach()" for v in attached)
+        keeper = f"{os.path.basename(k.home.path)}'s {k.fn.name}() keeps it"
+        yield ctx.finding(arg, fix, value=shown, acc=f"{ctx.text(call.func.value)}.{k.attr}", loop=f"loop ({keeper})",
+                          use=f"{use} (no graph; .item() for a number)")
+
+
+def _attached_entries(arg, how: str, ctx) -> list:
+    """The entries of a container argument that carry a graph: those of a display, or the container itself
+    when the code backpropagates one of its entries or their sum (a list or dict of loss terms); a name
+    that is only iterated must be a list for its entries to be what the method keeps."""
+    if isinstance(arg, (ast.List, ast.Tuple)) or isinstance(arg, ast.Dict) and how == per_step.ENTRIES:
+        return [v for v in (arg.values if isinstance(arg, ast.Dict) else arg.elts) if _carries_graph(v, ctx)]
+    key = dotted(arg)
+    if key in backpropagated_elements(ctx):
+        return [arg]
+    dict_of_losses = key in losses.summed_dicts(ctx) or losses.loss_dict(arg, ctx, ctx.pos) is True
+    return [arg] if how == per_step.ENTRIES and dict_of_losses else []
 
 
 def _elements(values):
@@ -290,9 +314,9 @@ RULE = Rule(
     message=("'{value}' is accumulated into '{acc}' with its autograd graph: every step's graph stays "
              "alive across the {loop}; accumulate {use}"),
     nodes=(ast.AugAssign, ast.Assign, ast.Expr),
-    # a training step (a backward, an optimizer step, or a LightningModule's training_step) and an accumulation
+    # training (a backward, an optimizer step, a training_step, a call that may train elsewhere) and an accumulation
     check=check,
-    trigger=Trigger(r"\.backward\(", r"\.step\(", r"def training_step\(", *HOT, groups=(3, len(HOT))),
+    trigger=Trigger(r"\.backward\(", r"\.step\(", r"def training_step\(", STEP_CALL, *HOT, groups=(4, len(HOT))),
     hot=HOT,
     claim=("A graph-attached loss accumulated across a loop keeps every step's graph reachable: without "
            "a backward through it, each step's saved activations stay alive (weak references to them "

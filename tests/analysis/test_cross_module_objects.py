@@ -98,3 +98,100 @@ def test_what_a_method_of_an_imported_class_returns_is_known(tmp_path, detached,
                      "pkg/train.py": PREDICT})
     package_index.reset()
     assert [(line, code) for line, code, _ in findings(tmp_path / "pkg" / "train.py")] == expected
+
+
+LEARNER = """
+    import torch
+
+
+    class Learner:
+        def __init__(self, net, opt):
+            self.net, self.opt = net, opt
+
+        def fit_batch(self, x, y):
+            loss = ((self.net(x) - y) ** 2).mean()
+            {train}
+            return loss{returned}
+"""
+MAIN = """
+    import torch
+    from .learner import Learner
+
+
+    def main(net, opt, sched, loader):
+        learner, total = Learner(net, opt), 0.0
+        for x, y in loader:
+            step_loss = learner.fit_batch(x, y)
+            sched.step()
+            total += step_loss
+        return total
+"""
+
+
+@pytest.mark.parametrize("train, returned, expected", [
+    ("loss.backward(); self.opt.step()", "", [(11, "TEN401")]),
+    ("loss.backward(); self.opt.step()", ".item()", []),  # the step returns a number
+    ("pass", "", []),  # the method trains nothing: the loop is no training loop
+])
+def test_a_step_method_of_an_imported_class_makes_the_callers_loop_train(tmp_path, train, returned, expected):
+    """`learner.fit_batch(x, y)` runs a backward and a step in another module, once per pass of the loop:
+    the loss it returns, accumulated with its graph, keeps every step's graph (analysis/training.py)."""
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/learner.py": LEARNER.format(train=train, returned=returned),
+                     "pkg/main.py": MAIN})
+    package_index.reset()
+    assert [(line, code) for line, code, _ in findings(tmp_path / "pkg" / "main.py")] == expected
+
+
+BASE = """
+    class BaseTrainer:
+        def train_step(self, x, y):
+            raise NotImplementedError
+
+        def fit(self, loader):
+            for x, y in loader:
+                {call}
+"""
+SUBCLASS = """
+    import torch
+    from .base import BaseTrainer
+    from .meters import Meter
+
+
+    class Trainer(BaseTrainer):
+        def __init__(self, model, opt):
+            self.model, self.opt, self.meter = model, opt, Meter()
+
+        def train_step(self, x, y):
+            loss = ((self.model(x) - y) ** 2).mean()
+            loss.backward()
+            self.opt.step()
+            self.meter.update({value})
+"""
+
+
+@pytest.mark.parametrize("call, value, expected", [
+    ("self.train_step(x, y)", "loss", [(15, "TEN401")]),
+    ("self.train_step(x, y)", "loss.item()", []),
+    ("with torch.no_grad():\n                    self.train_step(x, y)", "loss", []),  # grad off at the call
+    ("pass", "loss", []),  # no loop runs the step
+])
+def test_a_base_classs_loop_in_another_module_runs_the_overridden_step(tmp_path, call, value, expected):
+    """`fit` of the base class, in base.py, calls `self.train_step` once per batch: the subclass's step keeps
+    `loss` in another module's meter on every pass (analysis/per_step.py `_base_calls`, analysis/hierarchy.py)."""
+    base = ("import torch\n" if "torch" in call else "") + textwrap.dedent(BASE.format(call=call))
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/meters.py": METER, "pkg/base.py": base,
+                     "pkg/trainer.py": SUBCLASS.format(value=value)})
+    package_index.reset()
+    assert [(line, code) for line, code, _ in findings(tmp_path / "pkg" / "trainer.py")] == expected
+
+
+def test_the_training_text_may_be_only_in_the_other_module(tmp_path):
+    """The file that accumulates holds no `.backward(` nor `.step(`: the call of a method that may train
+    (`learner.fit_batch(x, y)`) lets TEN401 read it, and the other module's code decides."""
+    main = MAIN.replace("            sched.step()\n", "")
+    assert ".step(" not in main
+    for train, expected in [("loss.backward(); self.opt.step()", [(10, "TEN401")]), ("pass", [])]:
+        write(tmp_path, {"pkg/__init__.py": "", "pkg/learner.py": LEARNER.format(train=train, returned=""),
+                         "pkg/main.py": main})
+        package_index.reset()
+        assert [(line, code) for line, code, _ in findings(tmp_path / "pkg" / "main.py")] == expected

@@ -344,3 +344,26 @@ def test_a_finally_runs_before_a_return_in_its_try():
             except ValueError:
                 stop()
     """)
+
+
+def test_grad_off_asked_with_the_functions_own_frame_reads_the_with_blocks_around_the_point():
+    """FileFacts.grad_off: a position whose frame is its function's (a call site found by name) still sees
+    the `with torch.no_grad()` around it, and an `enable_grad()` inside turns it back on."""
+    source = textwrap.dedent("""
+        import torch
+
+        def f(x):
+            mark(1)
+            with torch.no_grad():
+                mark(2)
+                with torch.enable_grad():
+                    mark(3)
+            mark(4)
+    """)
+    facts = FileFacts(ast.parse(source), source, (ast.Call,), None)
+    fn = facts.tree.body[1]
+    frame = facts.function_frame(fn)
+    marks = [n for n in ast.walk(fn)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "mark"]
+    assert {m.args[0].value: facts.grad_off(frame, (m.lineno, m.col_offset)) for m in marks} == {
+        1: False, 2: True, 3: False, 4: False}

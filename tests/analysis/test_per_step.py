@@ -1,0 +1,149 @@
+"""Methods run once per step of a training loop that lives further up: in a caller of the def that makes the
+call (`self.train_step(x, y)` running `self.tally.add(loss)`, analysis/per_step.py), and on an object a
+parameter names, its class read from what the callers pass (analysis/summaries.parameter_class)."""
+from __future__ import annotations
+
+import pytest
+
+from tests.support.rule_tools import codes
+
+TALLY = """
+import torch
+
+
+class Tally:
+    def __init__(self):
+        self.total = 0.0
+
+    def add(self, value):
+        self.total += value
+"""
+TWO_UP = TALLY + """
+
+class Trainer:
+    def __init__(self, model, opt):
+        self.model, self.opt, self.tally = model, opt, Tally()
+
+    def train_step(self, x, y):
+        loss = ((self.model(x) - y) ** 2).mean()
+        loss.backward()
+        self.opt.step()
+        self.tally.add({value})
+
+    def train(self, loader):
+        for x, y in loader:
+            {call}
+"""
+
+
+@pytest.mark.parametrize("value, call, expected", [
+    ("loss", "self.train_step(x, y)", [(10, "TEN401")]),
+    ("loss.item()", "self.train_step(x, y)", []),  # a number
+    ("loss", "other.train_step(x, y)", []),  # another object's step: its tally is not this one's
+    ("loss", "pass", []),  # nothing runs the step
+])
+def test_a_step_method_run_by_the_classs_own_loop(value, call, expected):
+    assert codes(TWO_UP.format(value=value, call=call)) == expected
+
+
+HELPER = TALLY + """
+
+def step(model, x, y, opt, tally):
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+    tally.add(loss)
+
+
+def fit(model, loader, opt):
+    tally = Tally()
+    for x, y in loader:
+        {call}
+"""
+
+
+@pytest.mark.parametrize("call, expected", [
+    ("step(model, x, y, opt, tally)", [(10, "TEN401")]),
+    ("step(model, x, y, opt, Tally())", []),  # a new tally every pass keeps one step's graph
+    ("with torch.no_grad():\n            step(model, x, y, opt, tally)", []),  # no graph is made
+])
+def test_a_helper_run_once_per_pass_on_an_object_made_before_the_loop(call, expected):
+    assert codes(HELPER.format(call=call)) == expected
+
+
+PARAMETER = TALLY + """
+
+def run_epoch(model, loader, opt, tally):
+    for x, y in loader:
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        tally.add(loss)
+
+
+def main(model, loader, opt):
+    run_epoch(model, loader, opt, {passed})
+"""
+
+
+@pytest.mark.parametrize("passed, expected", [
+    ("Tally()", [(10, "TEN401")]),
+    ("tally_of(model)", []),  # not known to be a Tally
+])
+def test_a_parameters_class_from_what_its_callers_pass(passed, expected):
+    assert codes(PARAMETER.format(passed=passed)) == expected
+
+
+def test_callers_passing_objects_of_two_classes_leave_the_class_unknown():
+    other = PARAMETER.format(passed="Tally()") + "\n\nclass Log:\n    def add(self, value):\n        pass\n"
+    assert codes(other + "\n\nrun_epoch(None, [], None, Log())\n") == []
+
+
+SUMS = """
+import torch
+
+
+class Sums:
+    def __init__(self):
+        self.sums, self.names = [0, 0], []
+
+    def add(self, values):
+        for i, v in enumerate(values):
+            self.sums[i] += v
+
+    def add_named(self, terms):
+        for key in terms:
+            self.names.append(key)
+
+    def add_values(self, terms):
+        for key, value in terms.items():
+            self.sums[0] += value
+
+
+def fit(model, loader, opt):
+    sums = Sums()
+    for x, y in loader:
+        a, b = model(x).abs().mean(), ((model(x) - y) ** 2).mean()
+        (a + b).backward()
+        opt.step()
+        {call}
+"""
+
+
+@pytest.mark.parametrize("call, expected", [
+    ("sums.add([a, b])", [(28, "TEN401")]),  # each entry kept with its graph
+    ("sums.add([a.item(), b.item()])", []),  # numbers
+    ("sums.add_values({'a': a, 'b': b})", [(28, "TEN401")]),  # a dict's values kept
+    ("sums.add_named({'a': a, 'b': b})", []),  # iterating a dict gives its keys
+    ("sums.add([a, 0])", [(28, "TEN401")]),
+])
+def test_a_method_keeping_the_entries_of_a_container_argument_is_reported_at_the_call(call, expected):
+    """What the entries are is known only at the call (analysis/per_step.kept_by_callee, `entries`)."""
+    assert codes(SUMS.format(call=call)) == expected
+
+
+def test_the_finding_at_the_call_names_the_entries_to_detach():
+    from tests.support.rule_tools import findings
+    [found] = findings(SUMS.format(call="sums.add([a, b])"))
+    assert "'[a, b]' is accumulated into 'sums.sums'" in found.message
+    assert "a.detach(), b.detach()" in found.message

@@ -23,6 +23,7 @@ from .evidence import (MAX_DEPTH, PARAM, STATE_DICT, TENSOR, Strength, kind, mem
                        annotation_kind, numpy_tensor_inputs,
                        bindings, loop_items, part, reaching, instance_attribute_kind, self_attribute_kind)
 from .facts import Bind, walk
+from .position import at
 
 SEQUENCES = (ast.List, ast.Tuple, ast.ListComp)  # literals that `*` repeats
 
@@ -70,7 +71,8 @@ def _tensor(expr, ctx, pos, depth, callers=True) -> bool:
     if isinstance(expr, ast.Attribute) and expr.attr in ("data", "grad", "T", "mT"):
         return _tensor(expr.value, ctx, pos, depth + 1, callers)
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
-        return self_attribute_kind(expr.attr, ctx) in (TENSOR, PARAM)  # the class builds it with torch
+        return self_attribute_kind(expr.attr, ctx) in (TENSOR, PARAM) or (  # the class builds it with torch
+            callers and constructor_passed(expr.attr, ctx, depth))
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, (ast.Name, ast.Attribute)):
         return instance_attribute_kind(expr, ctx, pos, depth) in (TENSOR, PARAM)  # corpus.ids of a Corpus()
     if isinstance(expr, ast.Subscript):
@@ -85,6 +87,59 @@ def _tensor(expr, ctx, pos, depth, callers=True) -> bool:
     return False
 
 
+def constructor_passed(attr: str, ctx, depth: int = 0) -> bool:
+    """`self.attr` of the enclosing class is set in `__init__` to a parameter that some call of the class
+    passes a tensor (`Jitter(torch.mean(x, 0))` for `self.scale = scale`): that object holds a tensor."""
+    cls = ctx.frame.cls
+    init = summaries.method(cls, "__init__") if cls is not None else None
+    frame = ctx.facts.function_frame(init) if init is not None else None
+    if frame is None:
+        return False
+    for stmt in walk(init):
+        if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Name):
+            continue
+        if any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
+               and t.value.id == "self" for t in stmt.targets):
+            found = frame.scope.reaching(stmt.value.id, (stmt.lineno, stmt.col_offset))
+            if len(found) == 1 and found[0].kind == Bind.ARG and _binding(found[0], at(ctx, frame, stmt), depth, True):
+                return True
+    return False
+
+
+def passed_tensor(expr: ast.AST, ctx, pos=None, depth: int = 0) -> bool:
+    """What a call passes is a tensor, or a parameter whose `None` default the function replaces by a tensor
+    (`if scale is None: scale = torch.mean(x)`): on that path the callee gets a tensor, whatever else
+    the function's callers pass."""
+    return tensor(expr, ctx, pos, depth) or isinstance(expr, ast.Name) and _default_replaced(expr, ctx, pos, depth)
+
+
+def _default_replaced(name: ast.Name, ctx, pos, depth: int) -> bool:
+    found = bindings(name, ctx, pos)
+    given = [b for b in found if b.kind == Bind.ARG]
+    made = [b for b in found if b.kind == Bind.ASSIGN]
+    if len(found) != 2 or len(given) != 1 or len(made) != 1 or not _none_default(given[0], ctx):
+        return False
+    fn = summaries.def_of(given[0], ctx)
+    tests = [n.test for n in ctx.facts.enclosing(fn, made[0].pos) if isinstance(n, ast.If)
+             and any(made[0].node is s for s in n.body)]
+    is_none = any(isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == name.id
+                  and [type(o) for o in t.ops] == [ast.Is] and isinstance(t.comparators[0], ast.Constant)
+                  and t.comparators[0].value is None for t in tests)
+    return is_none and _binding(made[0], ctx, depth, True)
+
+
+def _none_default(b, ctx) -> bool:
+    """The parameter of binding `b` defaults to None."""
+    fn = summaries.def_of(b, ctx)
+    if fn is None:
+        return False
+    args = fn.args
+    positional = args.posonlyargs + args.args
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return any(a is b.node and isinstance(d, ast.Constant) and d.value is None for a, d in pairs)
+
+
 def on_some_path(name: ast.Name, ctx, pos=None) -> bool:
     """Of the bindings of `name` that reach `pos`, one is proven a tensor (with a caller's argument) and
     none gives a value known to be something else: on that path the value is a tensor."""
@@ -96,7 +151,7 @@ def on_some_path(name: ast.Name, ctx, pos=None) -> bool:
 def _binding(b, ctx, depth, callers) -> bool:
     ask = tensor if callers else tensor_here
     if b.kind == Bind.ARG:
-        return callers and summaries.argument(b, ctx, ask, depth + 1, any_site=True) is True
+        return callers and summaries.argument(b, ctx, passed_tensor, depth + 1, any_site=True) is True
     if b.kind == Bind.IMPORT:  # a module-level tensor of a neighbouring module
         return summaries.imported(b, ctx, ask, depth + 1) is True
     if b.kind == Bind.FOR:  # an element of an iterable whose elements are proven tensors
@@ -142,10 +197,10 @@ def _sole_reaching_backwards(name: str, ctx) -> dict[int, list]:
     memo = ctx.facts.memo
     if key not in memo:
         found: dict[int, list] = {}
-        for at in ctx.facts.index(_backward_calls, body).get(name, ()):
-            here = reaching(name, ctx, at)
+        for call_pos in ctx.facts.index(_backward_calls, body).get(name, ()):
+            here = reaching(name, ctx, call_pos)
             if len(here) == 1:
-                found.setdefault(id(here[0]), []).append(at)
+                found.setdefault(id(here[0]), []).append(call_pos)
         memo[key] = {k: sorted(v) for k, v in found.items()}
     return memo[key]
 

@@ -193,7 +193,7 @@ def _passed_by(arg: ast.expr, ctx) -> str:
     about, when a caller's argument is the evidence."""
     found = reaching(arg.id, ctx, ctx.pos) if isinstance(arg, ast.Name) else []
     arg_binding = len(found) == 1 and found[0].kind == Bind.ARG
-    site = summaries.deciding_site(found[0], ctx, proven.tensor) if arg_binding else None
+    site = summaries.deciding_site(found[0], ctx, proven.passed_tensor) if arg_binding else None
     if site is None:
         return ""
     path, line = site

@@ -17,3 +17,74 @@ def _work(rebindings: int) -> int:
 def test_a_name_rebound_from_itself_costs_linear_work():
     _work(1)  # the analysis's modules load on first use: not work of the sizes compared
     assert _work(160) <= _work(40) * 4 * 1.5
+
+
+DEFAULT_PATH = """
+import torch
+
+
+def apply(x, scale=0.01):
+    return x + torch.randn_like(x) * torch.tensor(scale)
+
+
+def run(x, scale=None):
+    if scale is None:
+        scale = {made}
+    return apply(x, scale)
+"""
+
+
+def test_a_caller_passing_a_tensor_on_one_path_only_proves_the_parameter(tmp_path):
+    """proven.passed_tensor: the default path gives `apply` a tensor, whatever callers of `run` pass."""
+    from tests.support.rule_tools import codes, findings
+    assert codes(DEFAULT_PATH.format(made="torch.mean(torch.abs(x), 0)")) == [(6, "TEN204")]
+    assert "(the call at line 12 passes one)" in findings(DEFAULT_PATH.format(made="torch.ones(3)"))[0].message
+    assert codes(DEFAULT_PATH.format(made="0.5")) == []  # a number on that path, unknown on the other
+
+
+CONSTRUCTED = """
+import torch
+
+
+class Jitter:
+    def __init__(self, scale=0.01):
+        self.scale = scale
+
+    def apply(self, x):
+        return x + torch.randn_like(x) * torch.tensor(self.scale)
+
+
+def run(x):
+    return Jitter({scale}).apply(x)
+"""
+
+
+def test_an_attribute_set_from_what_a_call_of_the_class_passes():
+    """proven.constructor_passed: `self.scale = scale` in `__init__`, the class called with a tensor."""
+    from tests.support.rule_tools import codes
+    assert codes(CONSTRUCTED.format(scale="torch.mean(torch.abs(x), 0)")) == [(10, "TEN204")]
+    assert codes(CONSTRUCTED.format(scale="0.5")) == []
+    assert codes(CONSTRUCTED.format(scale="")) == []  # the default: a float
+
+
+def test_a_name_that_is_a_tensor_on_one_path_of_its_own_assignments_proves_no_parameter():
+    """Only a `None` default replaced by a tensor counts: `x = x0` then `x = x - step` in a loop passes the
+    caller's `x0` on the first pass, whatever it is (a flag of the callee may say what arrives)."""
+    from tests.support.rule_tools import codes
+    assert codes('''
+import torch
+
+
+def grad(u, ret_np=False):
+    if ret_np:
+        u = torch.tensor(u)
+    return u * 2
+
+
+def solve(x0, n):
+    x = x0
+    for _ in range(n):
+        g = grad(u=x)
+        x = x - g * torch.ones(3)
+    return x
+''') == []

@@ -135,12 +135,37 @@ def mentioning(facts: FileFacts, word: str) -> Iterator[FileFacts]:
     here = os.path.dirname(path)
     root = _package_top(here, facts) or here
     package = index.package(root)
-    files = tuple(package.mentioning(word))
+    found = list(package.mentioning(word))
+    names = _import_names(path, set(found), root, package, facts)
+    importing = set().union(*(package.mentioning(n) for n in names)) if names else None
+    files = tuple(f for f in found if importing is None or f in importing)
     facts.memo.setdefault(MENTIONS, {})[(root, word)] = (package.stamp, files)
     for file in files:
         other = _facts_of(file, facts) if file != path else None
         if other is not None:
             yield other
+
+
+def _import_names(path: str, mention: set, root: str, package, facts: FileFacts) -> Optional[set]:
+    """The words a module must hold to import a name from the module at `path`: the module's own name
+    (`from .meters import Meter`, `import pkg.meters`), and the name of each package above it whose
+    __init__.py re-exports it (is among the modules that `mention` the name, and holds the name of the
+    module below); None when the module's name is no identifier (every module may then import it)."""
+    init = path.endswith(os.sep + "__init__.py")
+    name = os.path.basename(os.path.dirname(path) if init else path[:-3])
+    folder = os.path.dirname(os.path.dirname(path) if init else path)
+    if not name.isidentifier() or not path.endswith(".py"):
+        return None
+    names = {name}
+    while folder.startswith(root) and folder != os.path.dirname(folder):
+        above = os.path.join(folder, "__init__.py")
+        _record(facts, above)
+        if above not in mention or above not in set(package.mentioning(name)):
+            break
+        name = os.path.basename(folder)
+        names.add(name)
+        folder = os.path.dirname(folder)
+    return names
 
 
 def imports(other: FileFacts, path: str) -> bool:

@@ -99,13 +99,27 @@ def instance_method(func: ast.Attribute, ctx, pos) -> Optional[ast.AST]:
 
 
 def parameter_class(name: str, ctx, pos) -> Optional[ast.ClassDef]:
-    """The class of parameter `name` (`def run_epoch(model, loader, tally)`), when every caller passes an
-    instance of the same class (`run_epoch(model, loader, Tally())`): asked only for a method a class of
-    the file defines, so a call on a parameter costs a search of its callers only where it may resolve."""
+    """The class of parameter `name` of a plain def (`def run_epoch(model, loader, tally)`), when every call of
+    the def in the file passes an instance of the same class (`run_epoch(model, loader, Tally())`); asked only
+    for a method a class of the file defines. The package's other modules are not searched: one question per
+    method call on a parameter, across a large package, cost more than the rest of the analysis."""
     found = ctx.frame.scope.reaching(name, pos)
     b = found[0] if len(found) == 1 and found[0].kind == Bind.ARG else None
-    made = argument(b, ctx, instance_class, 1) if b is not None else None
-    return made if isinstance(made, ast.ClassDef) else None
+    fn = def_of(b, ctx) if b is not None else None
+    if fn is None or fn.decorator_list or _is_method(fn, ctx.facts):
+        return None
+    key = ("parameter-class", id(b.node))
+    memo = ctx.facts.memo
+    if key not in memo:
+        memo[key] = None  # a def that passes its parameter on to itself
+        made = set()
+        for call, frame in call_sites(fn, ctx):
+            value = passed(fn, name, call)
+            inner = at(ctx, frame, call)
+            cls = instance_class(value, inner, inner.pos, 1) if value is not None else None
+            made.add(cls if isinstance(cls, ast.ClassDef) else None)
+        memo[key] = made.pop() if len(made) == 1 else None
+    return memo[key]
 
 
 def _sole_binding(ctx, name: str, pos):

@@ -297,3 +297,17 @@ def test_an_unsaved_buffer_is_matched_against_itself_not_the_saved_file(tmp_path
                             input=buffer)
     check = run_cli("check", "-q", "--stdin-filename", "pkg/convert.py", "-", cwd=tmp_path, stdin=buffer)
     assert reported(flake8.stdout) == reported(check.stdout) == [("pkg/convert.py", "8:12", "TEN204")]
+
+
+def test_callers_are_looked_for_only_in_modules_that_can_import_the_def(tmp_path, monkeypatch):
+    """A module that mentions `to_tensor` but not the module `convert` (nor a package that re-exports it)
+    cannot call it: it is not parsed (project._import_names). A caller through a re-export is still read."""
+    from flake8_tensorcopy.analysis import package_index, project
+    others = {f"pkg/other{i}.py": "def to_tensor(x):\n    return x\n\n\nto_tensor(1)\n" for i in range(5)}
+    write(tmp_path, {"pkg/__init__.py": "from .convert import to_tensor\n", "pkg/convert.py": CONVERT, **others,
+                     "pkg/run.py": "import torch\nfrom pkg import to_tensor\n\nto_tensor(torch.ones(3))\n"})
+    package_index.reset()
+    parsed = []
+    monkeypatch.setattr(project, "_parse", lambda file, real=project._parse: parsed.append(file) or real(file))
+    assert codes_at(tmp_path / "pkg" / "convert.py") == [(6, "TEN204")]  # found through the re-export
+    assert not [f for f in parsed if "other" in f]

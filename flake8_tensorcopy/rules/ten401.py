@@ -140,9 +140,6 @@ NAME_ADD = r"=(?<![=!<>]=)[ \t]*[\w.]+(?:[ \t]*[*/@][ \t]*[\w.]+)*[ \t]*\+(?![=+
 # log[step] = v, log[step + 1], log[epoch, step], log[f"s{step}"]
 LOOP_ENTRY = r"\[(?<=\w\[)(?:\w+(?:[ \t]*[-+,][ \t]*\w+)*|f[\"'][^\[\]\n]*|str\(\w+\))\][ \t]*=(?!=)"
 KEPT_BY_CALL = r"(?m)^[ \t]+\w+(?:\.\w+)*\.\w+\([\w[{(]"  # meter.update(loss), sums.add([a, b]): a method may keep it
-# a call of a method that may train in another module (`learner.fit_batch(x, y)`, `agent.learn()`): the
-# text alone decides nothing, the analysis reads the method
-STEP_CALL = r"\.\w*(?:step|train|fit|learn)\w*\("
 HOT = (r"\+=", r"\.append\(", r"\.insert\(", r"\.appendleft\(", ENTRY_ADD, NAME_ADD, LOOP_ENTRY, KEPT_BY_CALL)
 
 
@@ -314,9 +311,9 @@ RULE = Rule(
     message=("'{value}' is accumulated into '{acc}' with its autograd graph: every step's graph stays "
              "alive across the {loop}; accumulate {use}"),
     nodes=(ast.AugAssign, ast.Assign, ast.Expr),
-    # training (a backward, an optimizer step, a training_step, a call that may train elsewhere) and an accumulation
+    # a training step (a backward, an optimizer step, or a LightningModule's training_step) and an accumulation
     check=check,
-    trigger=Trigger(r"\.backward\(", r"\.step\(", r"def training_step\(", STEP_CALL, *HOT, groups=(4, len(HOT))),
+    trigger=Trigger(r"\.backward\(", r"\.step\(", r"def training_step\(", *HOT, groups=(3, len(HOT))),
     hot=HOT,
     claim=("A graph-attached loss accumulated across a loop keeps every step's graph reachable: without "
            "a backward through it, each step's saved activations stay alive (weak references to them "

@@ -183,15 +183,3 @@ def test_a_base_classs_loop_in_another_module_runs_the_overridden_step(tmp_path,
                      "pkg/trainer.py": SUBCLASS.format(value=value)})
     package_index.reset()
     assert [(line, code) for line, code, _ in findings(tmp_path / "pkg" / "trainer.py")] == expected
-
-
-def test_the_training_text_may_be_only_in_the_other_module(tmp_path):
-    """The file that accumulates holds no `.backward(` nor `.step(`: the call of a method that may train
-    (`learner.fit_batch(x, y)`) lets TEN401 read it, and the other module's code decides."""
-    main = MAIN.replace("            sched.step()\n", "")
-    assert ".step(" not in main
-    for train, expected in [("loss.backward(); self.opt.step()", [(10, "TEN401")]), ("pass", [])]:
-        write(tmp_path, {"pkg/__init__.py": "", "pkg/learner.py": LEARNER.format(train=train, returned=""),
-                         "pkg/main.py": main})
-        package_index.reset()
-        assert [(line, code) for line, code, _ in findings(tmp_path / "pkg" / "main.py")] == expected

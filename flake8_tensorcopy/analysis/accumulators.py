@@ -106,7 +106,8 @@ def per_step_key(index, keys: frozenset) -> bool:
 def loop_keys(loop, ctx) -> frozenset:
     """The names that take a new value at every pass of the loop: those a `for` loop's target binds (its own,
     not an inner loop's), and counters its body steps on every pass (`step += 1` among the body's own
-    statements, not under an `if`; in a `while` loop too). Made once per loop."""
+    statements, those of a `with` block in it and those of a `try` body, not under an `if`; in a `while`
+    loop too). Made once per loop."""
     return training.per_loop(ctx, loop, "loop-keys", _loop_keys)
 
 
@@ -114,10 +115,21 @@ def _loop_keys(loop, ctx) -> frozenset:
     bound = frozenset(n.id for n in walk(loop.target) if isinstance(n, ast.Name)) \
         if isinstance(loop, (ast.For, ast.AsyncFor)) else frozenset()
     body = loop.body if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) else []
-    counters = {s.target.id for s in body if isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add)
+    counters = {s.target.id for s in _every_pass(body) if isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add)
                 and isinstance(s.target, ast.Name) and isinstance(s.value, ast.Constant)
                 and type(s.value.value) is int and s.value.value != 0}
     return bound | counters
+
+
+def _every_pass(body: list):
+    """The statements of `body` that run whenever it completes: its own, and those of the `with` blocks and
+    `try` bodies (and `finally` blocks) in it."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            yield from _every_pass(stmt.body)
+        elif isinstance(stmt, ast.Try):
+            yield from _every_pass(stmt.body + stmt.finalbody)
 
 
 def root_key(acc):

@@ -896,6 +896,9 @@ def train(model, loader, opt, epochs):
     ("loss.item()", "counter += 1", False),
     ("loss", "if loss > 1:\n                counter += 1", False),  # not stepped on every pass: a key reused
     ("loss", "counter = 0", False),  # the same key every step: the entry is replaced
+    ("loss", "with torch.no_grad():\n                counter += 1", True),  # a `with` block runs every pass
+    ("loss", "try:\n                counter += 1\n            finally:\n                pass", True),
+    ("loss", "try:\n                pass\n            except RuntimeError:\n                counter += 1", False),
 ])
 def test_a_dict_keyed_by_a_counter_the_loop_steps_gets_an_entry_per_step(stored, step, reported):
     """A counter the loop's body steps on every pass (`counter += 1`) keys a new entry each step, as the loop's

@@ -29,6 +29,7 @@ from .facts import Bind, Binding, FileFacts
 from .reads import MENTIONS, READS, recorders
 
 MAX_HOPS = 3  # re-exports followed: `from .ops import f` in a package's __init__.py
+NAMESPACE_UP = 3  # folders above a module of a folder without __init__.py where its imports may be rooted
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 STDIN_NAMES = ("-", "stdin", "<stdin>")  # source with no place on disk: nothing beside it to read
 HOME = "_tensorcopy_home"  # the attribute of a def found in a neighbour that holds that neighbour's facts
@@ -134,16 +135,20 @@ def mentioning(facts: FileFacts, word: str) -> Iterator[FileFacts]:
     path = os.path.abspath(facts.path)
     here = os.path.dirname(path)
     root = _package_top(here, facts) or here
-    package = index.package(root)
-    found = list(package.mentioning(word))
-    names = _import_names(path, set(found), root, package, facts)
-    importing = set().union(*(package.mentioning(n) for n in names)) if names else None
-    files = tuple(f for f in found if importing is None or f in importing)
-    facts.memo.setdefault(MENTIONS, {})[(root, word)] = (package.stamp, files)
-    for file in files:
-        other = _facts_of(file, facts) if file != path else None
-        if other is not None:
-            yield other
+    above = os.path.dirname(root)
+    _record(facts, os.path.join(above, "__init__.py"))
+    roots = [root] + ([above] if above != root and not os.path.exists(os.path.join(above, "__init__.py")) else [])
+    for top in roots:  # the package (or the folder of scripts), and the scripts in the folder above it
+        package = index.package(top)
+        found = list(package.mentioning(word))
+        names = _import_names(path, set(found), root, package, facts)
+        importing = set().union(*(package.mentioning(n) for n in names)) if names else None
+        files = tuple(f for f in found if importing is None or f in importing)
+        facts.memo.setdefault(MENTIONS, {})[(top, word)] = (package.stamp, files)
+        for file in files:
+            other = _facts_of(file, facts) if file != path else None
+            if other is not None:
+                yield other
 
 
 def _import_names(path: str, mention: set, root: str, package, facts: FileFacts) -> Optional[set]:
@@ -280,6 +285,7 @@ def _find_module(here: str, module: Optional[str], level: int) -> tuple[Optional
         candidates = [os.path.dirname(top)] if top and os.path.basename(top) == parts[0] else []
         if not os.path.exists(os.path.join(here, "__init__.py")):
             candidates.append(here)  # a script imports the modules beside it
+            candidates += _namespace_bases(here, parts[0])  # `tools.meters` from tools/, a folder run from above
     for base in candidates:
         target = os.path.join(base, *parts)
         for file in ([target + ".py"] if parts else []) + [os.path.join(target, "__init__.py")]:
@@ -287,6 +293,20 @@ def _find_module(here: str, module: Optional[str], level: int) -> tuple[Optional
             if os.path.isfile(file):
                 return file, tuple(probed)
     return None, tuple(probed)
+
+
+def _namespace_bases(here: str, first: str) -> list[str]:
+    """The folders above which `first` names a folder holding `here`, that folder no package: where a module
+    of a folder without __init__.py, run from the repository's root, imports `first.x` from (NAMESPACE_UP
+    folders up at most)."""
+    found, folder = [], here
+    for _ in range(NAMESPACE_UP):
+        if os.path.basename(folder) == first:
+            found.append(os.path.dirname(folder))
+        if os.path.dirname(folder) == folder:
+            break
+        folder = os.path.dirname(folder)
+    return found
 
 
 def _package_top(folder: str, asking: FileFacts) -> Optional[str]:

@@ -311,3 +311,22 @@ def test_callers_are_looked_for_only_in_modules_that_can_import_the_def(tmp_path
     monkeypatch.setattr(project, "_parse", lambda file, real=project._parse: parsed.append(file) or real(file))
     assert codes_at(tmp_path / "pkg" / "convert.py") == [(6, "TEN204")]  # found through the re-export
     assert not [f for f in parsed if "other" in f]
+
+
+def test_a_folder_without_init_imports_from_the_repository_root(tmp_path):
+    """`from tools.convert import to_tensor` in tools/run.py, tools/ no package: run from the folder above,
+    the import reads tools/convert.py (project._namespace_bases)."""
+    write(tmp_path, {"tools/convert.py": CONVERT,
+                     "tools/run.py": "import torch\nfrom tools.convert import to_tensor\n\nto_tensor(torch.ones(3))\n"})
+    assert codes_at(tmp_path / "tools" / "convert.py") == [(6, "TEN204")]
+    (tmp_path / "tools" / "run.py").write_text("from tools.convert import to_tensor\n\nto_tensor([1.0])\n")
+    assert codes_at(tmp_path / "tools" / "convert.py") == []
+
+
+@pytest.mark.parametrize("init", [True, False])
+def test_a_script_above_the_package_folder_is_a_caller(tmp_path, init):
+    """train.py beside the package folder (or beside a folder without __init__.py) calls its def."""
+    files = {"pkg/convert.py": CONVERT, "train.py": "import torch\nfrom pkg.convert import to_tensor\n\n"
+             "to_tensor(torch.ones(3))\n", **({"pkg/__init__.py": ""} if init else {})}
+    write(tmp_path, files)
+    assert codes_at(tmp_path / "pkg" / "convert.py") == [(6, "TEN204")]

@@ -17,7 +17,8 @@ from dataclasses import replace
 from typing import Iterable, Optional
 
 from . import api, elements, names, summaries
-from .facts import Bind, TENSOR_TYPES, base_name, dotted, guard_key, pos_of, self_attribute, target_path, walk
+from .facts import (Bind, TENSOR_TYPES, base_name, dotted, end_of, guard_key, pos_of, self_attribute, target_path,
+                    walk)
 from .position import Position
 from .unattached import unattached
 
@@ -128,14 +129,9 @@ def kind(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> Optional[K
         return None
     if isinstance(expr, ast.Call):
         return _call_kind(expr, ctx, pos, depth)
-    if isinstance(expr, ast.BinOp):
-        left = kind(expr.left, ctx, pos, depth + 1)
-        right = kind(expr.right, ctx, pos, depth + 1)
-        if NDARRAY in (left, right):
-            return NDARRAY
-        if left in TENSORISH or right in TENSORISH:
-            return TENSOR if SURE_TENSOR & {left, right} else LIKELY_TENSOR
-        return None
+    if isinstance(expr, ast.BinOp) or _elementwise_comparison(expr):
+        left, right = (expr.left, expr.right) if isinstance(expr, ast.BinOp) else (expr.left, expr.comparators[0])
+        return _elementwise_kind(kind(left, ctx, pos, depth + 1), kind(right, ctx, pos, depth + 1))
     if isinstance(expr, ast.UnaryOp):
         inner = kind(expr.operand, ctx, pos, depth + 1)
         return TENSOR if inner == PARAM else inner
@@ -358,7 +354,8 @@ def _binding_attached(b, expr: ast.Name, ctx: "Position", pos, depth: int) -> bo
         return attached(b.value, ctx, b.pos, depth + 1)
     if b.kind == Bind.UNPACK and isinstance(b.value, ast.Call):
         made = summaries.runs(b.value, ctx, b.pos)
-        return summaries.returned(made, ctx, b.index, attached, depth + 1, any_path=True) is True
+        return summaries.returned(made, ctx, b.index, attached, depth + 1, any_path=True) is True \
+            or summand_of_backpropagated(b, made, ctx)
     if b.kind == Bind.FOR:
         found = loop_items(b, ctx, depth)
         return bool(found) and all(_item_attached(i, ctx, depth) for i in found)
@@ -544,10 +541,28 @@ def _reads_self_attribute(value: ast.AST, attr: str) -> bool:
                and n.value.id == "self" for n in walk(value))
 
 
+def _elementwise_comparison(expr) -> bool:
+    """`t == 1`, `t > 0`: one comparison of values, elementwise for a tensor (not `is`, `in`, nor a chain)."""
+    return isinstance(expr, ast.Compare) and len(expr.ops) == 1 and isinstance(
+        expr.ops[0], (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE))
+
+
+def _elementwise_kind(left: Optional[Kind], right: Optional[Kind]) -> Optional[Kind]:
+    """The kind of an arithmetic operation or an elementwise comparison of values of these kinds."""
+    if NDARRAY in (left, right):
+        return NDARRAY
+    if left in TENSORISH or right in TENSORISH:
+        return TENSOR if SURE_TENSOR & {left, right} else LIKELY_TENSOR
+    return None
+
+
 def _free_kind(value: ast.AST, ctx: "Position") -> Optional[Kind]:
     """The kind of a value that does not depend on local names."""
     if isinstance(value, ast.Constant):
         return SCALAR if value.value is not None else None
+    if isinstance(value, ast.BinOp) or _elementwise_comparison(value):
+        left, right = (value.left, value.right) if isinstance(value, ast.BinOp) else (value.left, value.comparators[0])
+        return _elementwise_kind(_free_kind(left, ctx), _free_kind(right, ctx))
     if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
         return self_attribute_kind(value.attr, ctx)
     if not isinstance(value, ast.Call):
@@ -556,7 +571,10 @@ def _free_kind(value: ast.AST, ctx: "Position") -> Optional[Kind]:
     made = _torch_call_kind(q)
     if made is not None:
         return made
-    callee = summaries.callee(value, ctx, ctx.pos)  # self.grid = self.make_grid(...)
+    # self.grid = self.make_grid(...), self.window = band_matrix(n): a method runs once its module is loaded,
+    # so a module-level name is the one bound at its end, wherever the class sits
+    at_end = end_of(ctx.facts.tree.body[-1]) if ctx.frame.func is None and ctx.facts.tree.body else ctx.pos
+    callee = summaries.callee(value, ctx, max(ctx.pos, at_end))
     if isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return summaries.returned(callee, ctx, None, kind, 1)
     if isinstance(value.func, ast.Attribute) and q is None:
@@ -727,6 +745,47 @@ def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
                 return any(attached(a, ctx, pos, depth + 1) for a in expr.args)
         return False
     return False
+
+
+def summand_of_backpropagated(b, fn, ctx: "Position") -> bool:
+    """`box` of `loss, box, size = f(...)` where the scope backpropagates `loss` and every return of `f` is a
+    tuple whose element for `loss` sums the one for `box` (`return box + size, box, size`, or `total` bound
+    once to that sum): autograd ran backward through `box`, so it holds a graph."""
+    target = next((t for t in getattr(b.node, "targets", ()) if isinstance(t, (ast.Tuple, ast.List))), None)
+    if target is None or not isinstance(fn, summaries.DEFS):
+        return False
+    totals = [j for j, t in enumerate(target.elts) if j != b.index and isinstance(t, ast.Name)
+              and t.id in ctx.frame.scope.backward_names]
+    returned = [r.value for r in summaries.returns(fn)]
+    if not totals or not returned:
+        return False
+    for value in returned:
+        if not (isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts)):
+            return False
+        part = ast.dump(value.elts[b.index])
+        if not any(part in {ast.dump(e) for e in _summands(value.elts[j], fn)} for j in totals):
+            return False
+    return True
+
+
+def _summands(expr, fn) -> list:
+    """The operands of a sum (`a + b + c`), or of the sum a name is bound to once in `fn`."""
+    if isinstance(expr, ast.Name):
+        made = [n.value for n in walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                and isinstance(n.targets[0], ast.Name) and n.targets[0].id == expr.id]
+        expr = made[0] if len(made) == 1 else expr
+    return _operands(expr)
+
+
+def _operands(expr) -> list:
+    """`a`, `b`, `c` of `a + b - c`, and `b` of a term scaled by a constant (`0.5 * b`)."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+        return _operands(expr.left) + _operands(expr.right)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+        for scale, term in ((expr.left, expr.right), (expr.right, expr.left)):
+            if isinstance(scale, ast.Constant) and isinstance(scale.value, (int, float)):
+                return _operands(term)
+    return [expr]
 
 
 def backpropagated_path(expr: ast.Attribute, ctx: "Position", pos=None) -> bool:

@@ -76,3 +76,49 @@ def test_the_batch_object_of_an_inference_loop_is_not_taken_for_a_tensor():
                     model(**batch)
     """
     assert ten104_lines(source) == []
+
+
+COMPARED = """
+import torch
+from torch import nn
+
+
+class Decoder(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.allowed = VALUE
+
+
+def build(n, device):
+    model = Decoder(n)
+    model.allowed.to(device)
+"""
+
+
+@pytest.mark.parametrize("value, reported", [
+    ("(torch.ones(n, n).tril() == 1).transpose(0, 1)", True),  # an elementwise comparison of a tensor
+    ("torch.ones(n, n) * 2", True),
+    ("(n == 1)", False),  # of numbers: a bool
+    ("(torch.ones(n) is None)", False),  # `is` compares objects
+])
+def test_an_elementwise_comparison_of_a_tensor_is_a_tensor(value, reported):
+    from tests.support.rule_tools import codes
+    assert codes(COMPARED.replace("VALUE", value)) == ([(14, "TEN104")] if reported else [])
+
+
+def test_an_attribute_set_from_a_helper_defined_below_the_class_in_another_module(tmp_path):
+    """`self.window = band_matrix(n)` with `band_matrix` defined after the class, in the class's module: the
+    method runs once the module is loaded, so the helper is known (evidence._free_kind)."""
+    from tests.support.project_tools import write
+    from flake8_tensorcopy.analysis import package_index
+    from flake8_tensorcopy.engine import core as engine
+    blocks = ("import torch\nfrom torch import nn\n\n\nclass Decoder(nn.Module):\n    def __init__(self, n):\n"
+              "        super().__init__()\n        self.window = band_matrix(n)\n\n\ndef band_matrix(n):\n"
+              "    return torch.ones(n, n).tril()\n")
+    build = "from pkg.blocks import Decoder\n\n\ndef build(n, device):\n    model = Decoder(n)\n" \
+            "    model.window.to(device)\n"
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/blocks.py": blocks, "pkg/build.py": build})
+    package_index.reset()
+    path = tmp_path / "pkg" / "build.py"
+    found = engine.analyse(path.read_text(), str(path), [r for r in engine.RULES if r.default_on]).findings
+    assert [(f.line, f.code) for f in found] == [(6, "TEN104")]

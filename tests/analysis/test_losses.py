@@ -71,3 +71,41 @@ def test_a_value_passed_as_a_loss_target_is_known(call, expected):
             return {call}
     """)
     assert used_as_target("t", ctx) is expected
+
+
+SIBLINGS = """
+import torch
+
+
+def two_losses(pred, target):
+    parts = [(p - t).abs().sum() for p, t in zip(pred, target)]
+    first = torch.stack(parts).mean()
+    second = torch.stack(parts[::-1]).max()
+    RETURN
+
+
+def fit(model, loader, opt):
+    first_sum = 0
+    for x, y in loader:
+        loss, first, second = two_losses(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        first_sum += first
+    return first_sum
+"""
+
+
+@pytest.mark.parametrize("returned, reported", [
+    ("return first + second, first, second", True),
+    ("return first + 0.1 * second, first, second", True),
+    ("total = first - second\n    return total, first, second", True),
+    ("return second * 2.0, first, second", False),  # `first` is no summand of what is backpropagated
+    ("return first + second, first.detach(), second", False),
+])
+def test_a_term_returned_beside_the_backpropagated_sum_holds_a_graph(returned, reported):
+    """evidence.summand_of_backpropagated: `loss, first, second = f(...)` and `loss.backward()`, with `f`
+    returning the sum of `first` and `second` beside them: autograd ran backward through `first`."""
+    from tests.support.rule_tools import codes
+    line = 19 + returned.count("\n")
+    assert codes(SIBLINGS.replace("RETURN", returned)) == ([(line, "TEN401")] if reported else [])

@@ -15,7 +15,7 @@ import itertools
 import re
 from typing import Callable, Optional
 
-from . import item_sites, project
+from . import decorators, item_sites, project
 from .facts import Bind, children, lines_of, self_attribute, walk
 from .position import at
 
@@ -62,8 +62,9 @@ def runs(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
     if found is not None:
         return found
     func = call.func
-    if isinstance(func, ast.Name):
+    if isinstance(func, ast.Name):  # `criterion(out, y)`, `criterion` made by `SplitLoss(8)` or passed one
         cls = instance_class(func, ctx, pos)
+        cls = cls or (parameter_class(func.id, ctx, pos) if _calls_instances(ctx.facts) else None)
     elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" \
             and ctx.frame.cls is not None and method(ctx.frame.cls, func.attr) is None:
         cls = attribute_class(func.attr, ctx, pos)
@@ -72,6 +73,11 @@ def runs(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
     if not isinstance(cls, ast.ClassDef):
         return None
     return method(cls, "__call__") or method(cls, "forward")
+
+
+def _calls_instances(facts) -> bool:
+    """A class of the file, or the file's imports from its package, may make callable instances."""
+    return bool({"__call__", "forward"} & method_names(facts)) or project.imports_neighbours(facts)
 
 
 def instance_method(func: ast.Attribute, ctx, pos) -> Optional[ast.AST]:
@@ -91,22 +97,20 @@ def instance_method(func: ast.Attribute, ctx, pos) -> Optional[ast.AST]:
         if isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self":
             cls = attribute_class(recv.attr, ctx, pos)
         elif isinstance(recv, ast.Name) and recv.id not in ("self", "cls"):
-            cls = instance_class(recv, ctx, pos)
-            if cls is None and func.attr in method_names(ctx.facts):
-                cls = parameter_class(recv.id, ctx, pos)
+            cls = instance_class(recv, ctx, pos) or parameter_class(recv.id, ctx, pos)
         memo[key] = method(cls, func.attr) if isinstance(cls, ast.ClassDef) else None
     return memo[key]
 
 
 def parameter_class(name: str, ctx, pos) -> Optional[ast.ClassDef]:
-    """The class of parameter `name` of a plain def (`def run_epoch(model, loader, tally)`), when every call of
-    the def in the file passes an instance of the same class (`run_epoch(model, loader, Tally())`); asked only
-    for a method a class of the file defines. The package's other modules are not searched: one question per
-    method call on a parameter, across a large package, cost more than the rest of the analysis."""
+    """The class of parameter `name` of a def (`def run_epoch(model, loader, tally)`), when every call of the
+    def in the file passes an instance of the same class of the package (`run_epoch(model, loader, Tally())`,
+    `self.forward_and_log(x, y, log)` with `log = RunLog()`). The package's other modules are not searched:
+    one question per call on a parameter, across a large package, cost more than the rest of the analysis."""
     found = ctx.frame.scope.reaching(name, pos)
     b = found[0] if len(found) == 1 and found[0].kind == Bind.ARG else None
     fn = def_of(b, ctx) if b is not None else None
-    if fn is None or fn.decorator_list or _is_method(fn, ctx.facts):
+    if fn is None or fn.decorator_list and not decorators.passes_arguments(fn, ctx, callee):
         return None
     key = ("parameter-class", id(b.node))
     memo = ctx.facts.memo
@@ -114,8 +118,10 @@ def parameter_class(name: str, ctx, pos) -> Optional[ast.ClassDef]:
         memo[key] = None  # a def that passes its parameter on to itself
         made = set()
         for call, frame in call_sites(fn, ctx):
-            value = passed(fn, name, call)
             inner = at(ctx, frame, call)
+            if _is_method(fn, ctx.facts) and callee(call, inner, inner.pos) is not fn:
+                continue  # `other.update(x)`: a method of the same name on another object
+            value = passed(fn, name, call)
             cls = instance_class(value, inner, inner.pos, 1) if value is not None else None
             made.add(cls if isinstance(cls, ast.ClassDef) else None)
         memo[key] = made.pop() if len(made) == 1 else None
@@ -421,7 +427,7 @@ def argument(b, ctx, ask: Callable, depth: int, any_site: bool = False):
     other than by calling it: a callback, a decorator's target). With `any_site`, True when some call
     site's answer is True (a hazard on one path is a hazard, whatever other callers pass), else None."""
     fn = def_of(b, ctx)
-    if fn is None or fn.decorator_list:
+    if fn is None or fn.decorator_list and not decorators.passes_arguments(fn, ctx, callee):
         return None
     key = ("argument", id(b.node), id(ask), any_site)
     memo = ctx.facts.memo

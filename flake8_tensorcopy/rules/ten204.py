@@ -7,8 +7,10 @@ is a tensor: it was built by a torch factory or function (through names, methods
 and the numpy functions that return a tensor for a tensor, as `numpy.ceil(t)`), is a module-level tensor
 imported from a neighbouring module, is a variable annotated `torch.Tensor`, or is a parameter that a
 call in the file or in another module of its package passes such a tensor (`Potential(data_mean=
-self.data_mean)` for a registered buffer: that call warns, whatever other callers pass; such a finding
-names that call and has no fix, since other callers may pass lists); for `base.new_tensor(t)`,
+self.data_mean)` for a registered buffer: that call warns, whatever other callers pass; through a
+decorator that hands the def its callers' arguments, and with a caller's `None` default replaced by a
+tensor; such a finding names that call and has no fix, since other callers may pass lists), or an attribute
+that `__init__` sets to such a parameter (`Jitter(torch.mean(x, 0))` for `self.scale`); for `base.new_tensor(t)`,
 also when `t` is computed elementwise from `base` itself (`ids.new_tensor(ids != pad)`: calling
 `new_tensor` on `ids` proves it a tensor, so the comparison is one too). Quiet inside
 `isinstance(t, torch.Tensor)` / `torch.is_tensor(t)` branches and any branch that tests the argument's

@@ -20,8 +20,13 @@ training loop of the file calls it once per step on one object bound before the 
 `stats["loss"] = loss` for `__setitem__`), every call passes an attached value, and neither the method nor
 a method the loop calls on the object (`meter.reset()`) resets the attribute; when the class is in another
 module of the package, the finding is at the argument of the loop's call (`meter.update(loss)`), where the
-fix goes. A value counts as attached also when it is an attribute of an object that the loop backpropagates
-(`running += out.loss` with `out.loss.backward()`).
+fix goes. So is a method that keeps the entries of a container it is given (`sums.add([a, b])` with
+`for i, v in enumerate(values): self.sums[i] += v`, `terms[k]`, `terms.items()`), whatever module its class
+is in: what the entries are is known at the call. The loop may be up to two defs up (`self.train_step(x, y)`
+running `self.meter.update(loss)`, a base class's loop in another module included), on the same object. A
+value counts as attached also when it is an attribute of an object that the loop backpropagates
+(`running += out.loss` with `out.loss.backward()`), or a term returned beside the sum that is
+backpropagated (`loss, box, size = f(...)` with `return box + size, box, size`).
 
 Loss terms kept in a dict count as attached: an entry (`out["loss"]`, `out[self.metric]`, `parts[k]`, or
 `v` of `for k, v in parts.items()`) of a dict one of whose entries is backpropagated
@@ -139,7 +144,8 @@ ENTRY_ADD = r"\[(?<=\w\[)[^\[\]\n]*\][ \t]*=[ \t]*[\w.]+(?:\[|\.get\()"  # stats
 NAME_ADD = r"=(?<![=!<>]=)[ \t]*[\w.]+(?:[ \t]*[*/@][ \t]*[\w.]+)*[ \t]*\+(?![=+])"  # total = w * v + total
 # log[step] = v, log[step + 1], log[epoch, step], log[f"s{step}"]
 LOOP_ENTRY = r"\[(?<=\w\[)(?:\w+(?:[ \t]*[-+,][ \t]*\w+)*|f[\"'][^\[\]\n]*|str\(\w+\))\][ \t]*=(?!=)"
-KEPT_BY_CALL = r"(?m)^[ \t]+\w+(?:\.\w+)*\.\w+\([\w[{(]"  # meter.update(loss), sums.add([a, b]): a method may keep it
+# meter.update(loss), sums.add([a, b]), log.add("mse", loss): a method may keep what it is given
+KEPT_BY_CALL = r"(?m)^[ \t]+\w+(?:\.\w+)*\.\w+\([\w[{(\"']"
 HOT = (r"\+=", r"\.append\(", r"\.insert\(", r"\.appendleft\(", ENTRY_ADD, NAME_ADD, LOOP_ENTRY, KEPT_BY_CALL)
 
 

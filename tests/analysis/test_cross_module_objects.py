@@ -183,3 +183,45 @@ def test_a_base_classs_loop_in_another_module_runs_the_overridden_step(tmp_path,
                      "pkg/trainer.py": SUBCLASS.format(value=value)})
     package_index.reset()
     assert [(line, code) for line, code, _ in findings(tmp_path / "pkg" / "trainer.py")] == expected
+
+
+RUN_LOG = """
+    class RunLog:
+        def __init__(self):
+            self.rows = {}
+
+        def add(self, key, value):
+            self.rows.setdefault(key, []).append(value)
+"""
+ESTIMATOR = """
+    import torch
+    from .log import RunLog
+
+
+    class Estimator:
+        def __init__(self, model, opt):
+            self.model, self.opt = model, opt
+
+        def forward_and_log(self, x, y, log):
+            loss = ((self.model(x) - y) ** 2).mean()
+            log.add("mse", {value})
+            return loss
+
+        def fit(self, loader):
+            log = RunLog()
+            for x, y in loader:
+                loss = self.forward_and_log(x, y, log)
+                self.opt.zero_grad()
+                loss.backward()
+                self.opt.step()
+            return log
+"""
+
+
+@pytest.mark.parametrize("value, expected", [("loss", [(12, "TEN401")]), ("loss.item()", [])])
+def test_a_method_parameter_holding_an_object_of_another_modules_class(tmp_path, value, expected):
+    """`log` of `forward_and_log` is the `RunLog()` its one caller passes: `log.add` keeps `loss` from one step
+    to the next (summaries.parameter_class for a method, per_step.step_of a loop one def up)."""
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/log.py": RUN_LOG, "pkg/est.py": ESTIMATOR.format(value=value)})
+    package_index.reset()
+    assert [(line, code) for line, code, _ in findings(tmp_path / "pkg" / "est.py")] == expected

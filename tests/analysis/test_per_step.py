@@ -147,3 +147,37 @@ def test_the_finding_at_the_call_names_the_entries_to_detach():
     [found] = findings(SUMS.format(call="sums.add([a, b])"))
     assert "'[a, b]' is accumulated into 'sums.sums'" in found.message
     assert "a.detach(), b.detach()" in found.message
+
+
+CALLED = """
+import torch
+from torch import nn
+
+
+class SplitLoss(nn.Module):
+    def forward(self, pred, target):
+        a = (pred - target).abs().mean()
+        b = ((pred - target) ** 2).mean()
+        return a + b, a, b
+
+
+def run_epoch(model, criterion, loader, opt):
+    b_sum = 0
+    for x, y in loader:
+        loss, a, b = criterion(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        b_sum += b
+    return b_sum
+
+
+def main(model, loader, opt):
+    return run_epoch(model, {passed}, loader, opt)
+"""
+
+
+@pytest.mark.parametrize("passed, expected", [("SplitLoss()", [(20, "TEN401")]), ("make_loss()", [])])
+def test_a_parameter_called_like_a_function_runs_the_forward_of_the_class_callers_pass(passed, expected):
+    """`criterion(out, y)` with every caller passing a `SplitLoss()` runs its `forward` (summaries.runs)."""
+    assert codes(CALLED.format(passed=passed)) == expected

@@ -89,6 +89,23 @@ class Package:
             if version(file) == self._versions.get(file) or key in self._reindex(file):
                 yield file
 
+    def mentions(self, file: str, word: str) -> bool:
+        """Module `file` of the package holds the word `word` (as `mentioning` counts it), asked of its own
+        text: no search of the package's text, no step towards indexing every word."""
+        if file not in self.order:
+            return False
+        key = word.encode()
+        if self._where is not None and word.isascii() and version(file) == self._versions.get(file):
+            return file in self._index().get(key, ())
+        if self._text is not None and version(file) == self._versions.get(file):
+            text, starts = self._text
+            i = self.order[file]
+            data = text[starts[i]:starts[i + 1] if i + 1 < len(starts) else len(text)]
+        else:
+            data = read(file) or b""
+        return re.search(re.escape(key) + rb"(?<!\w" + re.escape(key) + rb")(?<!def " + re.escape(key) + rb")"
+                         rb"(?<!class " + re.escape(key) + rb")(?!\w)", data) is not None
+
     def _search(self, key: bytes) -> list[str]:
         """The modules whose text, as first read, holds the ASCII word `key`, in listing order."""
         text, starts = self._joined()

@@ -138,12 +138,13 @@ def mentioning(facts: FileFacts, word: str) -> Iterator[FileFacts]:
     above = os.path.dirname(root)
     _record(facts, os.path.join(above, "__init__.py"))
     roots = [root] + ([above] if above != root and not os.path.exists(os.path.join(above, "__init__.py")) else [])
+    names = None
     for top in roots:  # the package (or the folder of scripts), and the scripts in the folder above it
         package = index.package(top)
         found = list(package.mentioning(word))
-        names = _import_names(path, set(found), root, package, facts)
-        importing = set().union(*(package.mentioning(n) for n in names)) if names else None
-        files = tuple(f for f in found if importing is None or f in importing)
+        if top == root:  # the names are read in the package (its __init__.py files)
+            names = _import_names(path, set(found), root, package, facts)
+        files = tuple(f for f in found if names is None or any(package.mentions(f, n) for n in names))
         facts.memo.setdefault(MENTIONS, {})[(top, word)] = (package.stamp, files)
         for file in files:
             other = _facts_of(file, facts) if file != path else None
@@ -165,7 +166,7 @@ def _import_names(path: str, mention: set, root: str, package, facts: FileFacts)
     while folder.startswith(root) and folder != os.path.dirname(folder):
         above = os.path.join(folder, "__init__.py")
         _record(facts, above)
-        if above not in mention or above not in set(package.mentioning(name)):
+        if above not in mention or not package.mentions(above, name):
             break
         name = os.path.basename(folder)
         names.add(name)

@@ -330,3 +330,21 @@ def test_a_script_above_the_package_folder_is_a_caller(tmp_path, init):
              "to_tensor(torch.ones(3))\n", **({"pkg/__init__.py": ""} if init else {})}
     write(tmp_path, files)
     assert codes_at(tmp_path / "pkg" / "convert.py") == [(6, "TEN204")]
+
+
+def test_a_module_is_asked_whether_it_mentions_a_word_without_a_search_of_the_package(tmp_path, monkeypatch):
+    """package_index.Package.mentions reads the one module's text (from the package text once read, or its
+    file), counts no search towards indexing every word, and sees an edit of the module."""
+    from flake8_tensorcopy.analysis import package_index
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/a.py": "from .convert import to_tensor\n",
+                     "pkg/b.py": "def to_tensor(x):\n    return x\n", "pkg/convert.py": CONVERT})
+    package_index.reset()
+    package = package_index.package(str(tmp_path / "pkg"))
+    a, b = str(tmp_path / "pkg" / "a.py"), str(tmp_path / "pkg" / "b.py")
+    assert package.mentions(a, "to_tensor") and package.mentions(a, "convert")
+    assert not package.mentions(b, "to_tensor")  # only the name its def binds
+    searches = package._searches
+    list(package.mentioning("convert"))
+    assert package.mentions(a, "convert") and package._searches == searches + 1
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    assert not package.mentions(a, "convert")

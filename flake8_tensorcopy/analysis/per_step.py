@@ -46,16 +46,12 @@ def per_step_calls(attr: str, ctx) -> list[Step]:
     memo = ctx.facts.memo
     if key not in memo:
         memo[key] = []
-        steps = [s for call, inner in summaries.sites(fn, ctx) if (s := _step(call, inner)) is not None]
+        steps = [s for call, inner in summaries.sites(fn, ctx) if (s := step_of(call, inner)) is not None]
         if steps:  # the method's own writes are its own: a loop that calls it resets nothing else
             resetting = _resetting_methods(ctx.frame.cls, ctx.facts).get(attr, frozenset()) - {fn.name}
             steps = [s for s in steps if not _resets_in(s, resetting)]
         memo[key] = steps
     return memo[key]
-
-
-def _step(call: ast.Call, inner) -> Optional[Step]:
-    return step_of(call, inner)
 
 
 def _in_loop(call: ast.Call, recv, inner, up: int, runs_step: bool = False) -> Optional[Step]:
@@ -115,7 +111,8 @@ def _lifted(recv, fn, outer: ast.Call) -> Optional[ast.expr]:
         func = outer.func
         return recv if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
             and func.value.id == "self" else None
-    if not isinstance(recv, ast.Name) or recv.id not in {a.arg for a in fn.args.args + fn.args.kwonlyargs}:
+    if not isinstance(recv, ast.Name) or recv.id not in {
+            a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}:
         return None
     value = summaries.passed(fn, recv.id, outer)
     return value if isinstance(value, ast.Name) or value is not None and recv_self(value) else None
@@ -128,7 +125,7 @@ def recv_self(expr) -> bool:
 
 class Kept(NamedTuple):
     argument: ast.expr  # what the call passes
-    fn: ast.AST  # the method of another module that keeps it
+    fn: ast.AST  # the method that keeps it (of another module's class, or of the file's for entries)
     attr: str  # the attribute of `self` it accumulates into
     home: object = None  # the facts of the keeper's module
     entries: str = ""  # ENTRIES: it keeps the argument's entries (`self.by_key[k] += terms[k]`, `terms.values()`);

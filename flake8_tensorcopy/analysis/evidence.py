@@ -16,7 +16,7 @@ import re
 from dataclasses import replace
 from typing import Iterable, Optional
 
-from . import api, elements, names, summaries
+from . import api, elements, hierarchy, names, summaries
 from .facts import (Bind, TENSOR_TYPES, base_name, dotted, end_of, guard_key, pos_of, self_attribute, target_path,
                     walk)
 from .position import Position
@@ -591,7 +591,7 @@ def _held_torch_module(func: ast.Attribute, ctx: "Position") -> bool:
     """`self.head` of `self.head(x)` holds, by every assignment of the class, a torch module whose forward
     returns one tensor (not a recurrent layer's or an attention's tuple, nor an uncallable container)."""
     cls = ctx.frame.cls
-    if cls is None or func.value.id != "self" or summaries.method(cls, func.attr) is not None:
+    if cls is None or func.value.id != "self" or hierarchy.resolved(cls, func.attr, ctx.facts) is not None:
         return False
     values = [v for v in summaries.self_assignments(cls, ctx).get(func.attr, ())
               if not (isinstance(v, ast.Constant) and v.value is None)]

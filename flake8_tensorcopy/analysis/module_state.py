@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
-from . import api, evidence, summaries
+from . import api, evidence, hierarchy, summaries
 from .facts import DEFS, assigned, dotted, end_of, pos_of, self_attribute, walk
 from .position import at
 
@@ -38,7 +38,7 @@ def kept_graph(cls: ast.ClassDef, ctx) -> Optional[tuple[str, str]]:
 def _kept_graph(cls, ctx):
     hooks = summaries.forward_hooks(cls, ctx)
     for name in ["forward"] + sorted(hooks):
-        fn = summaries.method(cls, name)
+        fn = hierarchy.method(cls, name)
         frame = ctx.facts.function_frame(fn) if fn is not None else None
         if frame is None:
             continue
@@ -95,7 +95,7 @@ def _runs(fn, cls, registrars: tuple, frame, ctx) -> Iterator[tuple[int, int]]:
             continue
         for n in _own_nodes(stmt):
             attr = self_attribute(n.func) if isinstance(n, ast.Call) else None
-            if attr is not None and summaries.method(cls, attr) is None and (
+            if attr is not None and hierarchy.method(cls, attr) is None and (
                     always or any(frame.scope.reaches(r, pos_of(stmt)) for r in registers)):
                 yield pos_of(stmt)
 
@@ -126,7 +126,7 @@ def _clears_here(stmt, attr: str, cls, ctx, follow: bool = True) -> bool:
         return False
     if call.func.attr in EMPTYING and self_attribute(call.func.value) == attr:
         return True  # self.hidden.clear()
-    other = summaries.method(cls, call.func.attr) if follow and self_attribute(call.func) else None
+    other = hierarchy.method(cls, call.func.attr) if follow and self_attribute(call.func) else None
     return other is not None and any(_clears_here(s, attr, cls, ctx, follow=False) for s in other.body)
 
 
@@ -207,6 +207,7 @@ def _may_run(call: ast.Call, text: str, ctx) -> bool:
         return True
     if isinstance(func, ast.Attribute) and dotted(func.value) in (text, "self"):
         cls = ctx.frame.cls if dotted(func.value) == "self" else None
-        own = cls is not None and summaries.method(cls, func.attr) is not None  # self.run(x), not self.to(device)
+        # self.run(x), not self.to(device)
+        own = cls is not None and hierarchy.resolved(cls, func.attr, ctx.facts) is not None
         return own or not api.module_returns_self(func.attr)
     return dotted(func) == text or ctx.facts.qualname(func) is None

@@ -46,7 +46,8 @@ def per_step_calls(attr: str, ctx) -> list[Step]:
     memo = ctx.facts.memo
     if key not in memo:
         memo[key] = []
-        steps = [s for call, inner in summaries.sites(fn, ctx) if (s := step_of(call, inner)) is not None]
+        steps = [s for call, inner in summaries.sites(fn, ctx, package=training.WORDS)
+                 if (s := step_of(call, inner)) is not None]
         if steps:  # the method's own writes are its own: a loop that calls it resets nothing else
             resetting = _resetting_methods(ctx.frame.cls, ctx.facts).get(attr, frozenset()) - {fn.name}
             steps = [s for s in steps if not _resets_in(s, resetting)]

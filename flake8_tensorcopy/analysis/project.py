@@ -85,6 +85,17 @@ def imported_class(facts: FileFacts, node: ast.ImportFrom, name: str) -> Optiona
     return found[1].node, found[0]
 
 
+def at_hand(facts: FileFacts, base: ast.AST) -> bool:
+    """Whether the class a base names (`class Fit(Estimator)`) is read without parsing another module: a
+    name the file does not bind by `from ... import`, or one imported from the text under analysis."""
+    found = facts.module_scope.bindings.get(base.id, ()) if isinstance(base, ast.Name) else ()
+    node = found[0].node if len(found) == 1 and found[0].kind == Bind.IMPORT else None
+    if not isinstance(node, ast.ImportFrom) or facts.path in (None, *STDIN_NAMES):
+        return True
+    file = _module_file(os.path.dirname(os.path.abspath(facts.path)), node.module, node.level, facts)
+    return file is not None and os.path.abspath(file) in _open
+
+
 def imports_neighbours(facts: FileFacts) -> bool:
     """The module's code imports a name from a module of its package (or, for a script, from a module
     beside it): `from .meters import Meter`, `from pkg.meters import Meter`."""
@@ -126,10 +137,11 @@ def _imported_module(facts: FileFacts, node: ast.AST, name: str) -> Optional[Fil
     return _module_facts(facts, module, level) if module else None
 
 
-def mentioning(facts: FileFacts, word: str) -> Iterator[FileFacts]:
+def mentioning(facts: FileFacts, word: str, also: tuple = ()) -> Iterator[FileFacts]:
     """The facts of the other modules of the file's package (for a script, the scripts beside it) whose
-    source holds the word `word`: where callers of a def or class of the file may be. Looked up in the
-    package's word index; each module is parsed only when the caller goes on to it."""
+    source holds the word `word` (and, with `also`, one of those words too): where callers of a def or class
+    of the file may be. Looked up in the package's word index; each module is parsed only when the caller
+    goes on to it."""
     if facts.path in (None, *STDIN_NAMES) or not word.isidentifier():
         return
     path = os.path.abspath(facts.path)
@@ -144,7 +156,8 @@ def mentioning(facts: FileFacts, word: str) -> Iterator[FileFacts]:
         found = list(package.mentioning(word))
         if top == root:  # the names are read in the package (its __init__.py files)
             names = _import_names(path, set(found), root, package, facts)
-        files = tuple(f for f in found if names is None or any(package.mentions(f, n) for n in names))
+        files = tuple(f for f in found if (names is None or any(package.mentions(f, n) for n in names))
+                      and (not also or any(package.mentions(f, w) for w in also)))
         facts.memo.setdefault(MENTIONS, {})[(top, word)] = (package.stamp, files)
         for file in files:
             other = _facts_of(file, facts) if file != path else None

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import bisect
 
-from . import api, summaries
+from . import api, hierarchy, summaries
 from . import elements
 from .evidence import (MAX_DEPTH, PARAM, STATE_DICT, TENSOR, Strength, kind, memoised, path_kinds, strength,
                        annotation_kind, numpy_tensor_inputs,
@@ -91,7 +91,7 @@ def constructor_passed(attr: str, ctx, depth: int = 0) -> bool:
     """`self.attr` of the enclosing class is set in `__init__` to a parameter that some call of the class
     passes a tensor (`Jitter(torch.mean(x, 0))` for `self.scale = scale`): that object holds a tensor."""
     cls = ctx.frame.cls
-    init = summaries.method(cls, "__init__") if cls is not None else None
+    init = hierarchy.method(cls, "__init__") if cls is not None else None
     frame = ctx.facts.function_frame(init) if init is not None else None
     if frame is None:
         return False

@@ -15,7 +15,7 @@ import itertools
 import re
 from typing import Callable, Optional
 
-from . import decorators, item_sites, project
+from . import decorators, hierarchy, item_sites, project
 from .facts import Bind, children, lines_of, self_attribute, walk
 from .position import at
 
@@ -44,7 +44,7 @@ def callee(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
         return None
     if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
             and ctx.frame.cls is not None):
-        return method(ctx.frame.cls, func.attr)
+        return _own(ctx.frame.cls, func.attr, ctx)
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):  # utils.split(...)
         b = ctx.frame.scope.binding_before(func.value.id, pos)
         if b is not None and b.kind == Bind.IMPORT:
@@ -66,13 +66,19 @@ def runs(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
         cls = instance_class(func, ctx, pos)
         cls = cls or (parameter_class(func.id, ctx, pos) if _calls_instances(ctx.facts) else None)
     elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" \
-            and ctx.frame.cls is not None and method(ctx.frame.cls, func.attr) is None:
+            and ctx.frame.cls is not None and _own(ctx.frame.cls, func.attr, ctx) is None:
         cls = attribute_class(func.attr, ctx, pos)
     else:
         return None
     if not isinstance(cls, ast.ClassDef):
         return None
-    return method(cls, "__call__") or method(cls, "forward")
+    return _own(cls, "__call__", ctx) or _own(cls, "forward", ctx)
+
+
+def _own(cls: ast.ClassDef, name: str, ctx) -> Optional[ast.AST]:
+    """The def `name` that an instance of `cls` (a class of the file or of a neighbouring module) runs: its
+    own, or the one it inherits from a base class of the package."""
+    return hierarchy.resolved(cls, name, project.home(cls) or project.analysed_home(cls) or ctx.facts)
 
 
 def _calls_instances(facts) -> bool:
@@ -98,7 +104,7 @@ def instance_method(func: ast.Attribute, ctx, pos) -> Optional[ast.AST]:
             cls = attribute_class(recv.attr, ctx, pos)
         elif isinstance(recv, ast.Name) and recv.id not in ("self", "cls"):
             cls = instance_class(recv, ctx, pos) or parameter_class(recv.id, ctx, pos)
-        memo[key] = method(cls, func.attr) if isinstance(cls, ast.ClassDef) else None
+        memo[key] = _own(cls, func.attr, ctx) if isinstance(cls, ast.ClassDef) else None
     return memo[key]
 
 
@@ -142,10 +148,10 @@ def held_call(call: ast.Call, ctx, pos, depth: int = 0) -> Optional[ast.AST]:
     func = call.func
     cls = ctx.frame.cls
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
-            and cls is not None and method(cls, func.attr) is None):
+            and cls is not None and _own(cls, func.attr, ctx) is None):
         return None
     made = attribute_class(func.attr, ctx, pos, depth)
-    return method(made, "__call__") if made is not None else None
+    return _own(made, "__call__", ctx) if made is not None else None
 
 
 def attribute_class(attr: str, ctx, pos, depth: int = 0) -> Optional[ast.ClassDef]:
@@ -281,7 +287,7 @@ def forward_hooks(cls: ast.ClassDef, ctx) -> dict[str, tuple[int, tuple]]:
         for fn in cls.body:
             for n in walk(fn) if isinstance(fn, DEFS) else ():
                 hook = _registered_hook(n)
-                if hook is not None and method(cls, hook) is not None:
+                if hook is not None and hierarchy.method(cls, hook) is not None:
                     kwargs = any(k.arg == "with_kwargs" and isinstance(k.value, ast.Constant) and k.value.value is True
                                  for k in n.keywords)
                     found[hook] = (4 if kwargs else 3, found.get(hook, (0, ()))[1] + (fn,))
@@ -309,15 +315,6 @@ def hook_output(b, ctx) -> bool:
     hook = forward_hooks(cls, ctx).get(fn.name)
     params = fn.args.posonlyargs + fn.args.args
     return hook is not None and hook[0] < len(params) and params[hook[0]] is b.node
-
-
-def method(cls: ast.ClassDef, name: str) -> Optional[ast.AST]:
-    """The last plain def `name` in the class body (not a property: that is not called)."""
-    for node in reversed(cls.body):
-        if isinstance(node, DEFS) and node.name == name:
-            decorators = {getattr(d, "id", getattr(d, "attr", None)) for d in node.decorator_list}
-            return None if decorators & {"property", "setter", "cached_property"} else node
-    return None
 
 
 def returned(fn: ast.AST, ctx, index: Optional[int], ask: Callable, depth: int, any_path: bool = False):
@@ -467,16 +464,36 @@ def _argument(fn, param: str, ctx, ask, depth, any_site, seen: list):
     return _join(answers, any_site)
 
 
-def sites(fn: ast.AST, ctx) -> list:
+def sites(fn: ast.AST, ctx, package: tuple = ()) -> list:
     """(call, position at it) for each call in the file that runs `fn` (call_sites, escaped ones too, whose
-    callee is `fn`). The calls of a method in the package's other modules are not searched: asking the
-    package index for each class name cost more than the rest of the analysis on library code."""
-    key = ("sites", id(fn))
+    callee is `fn`); with `package` (words), for a method of a class at the top of the module, the calls in
+    the package's other modules that name the class and one of those words too (`self.m()` in a subclass,
+    `obj.m()` on an instance). Only questions about one method ask the package: for every def, that cost
+    more than the rest of the analysis on library code."""
+    key = ("sites", id(fn), package)
     memo = ctx.facts.memo
     if key not in memo:
         here = [(call, at(ctx, frame, call)) for call, frame in call_sites(fn, ctx, escaped=True)]
+        here += _method_sites_elsewhere(fn, ctx, package) if package else []
         memo[key] = [(c, p) for c, p in here if callee(c, p, p.pos) is fn]
     return memo[key]
+
+
+def _method_sites_elsewhere(fn: ast.AST, ctx, words: tuple) -> list:
+    """(call, position) of the calls of method `fn`'s name in the package's other modules that mention its
+    class (a class at the top of the file) and one of `words`: the candidates `sites` keeps when they run
+    `fn`."""
+    frame = ctx.facts.function_frame(fn) if isinstance(fn, DEFS) else None
+    cls = frame.cls if frame is not None else None
+    if cls is None or fn not in cls.body or cls not in ctx.facts.tree.body:
+        return []
+    found = []
+    for other in project.mentioning(ctx.facts, cls.name, also=words):
+        for call, owner in _uses(other, fn.name, modules=True)[0]:
+            where = other.module_frame if owner is None else other.function_frame(owner)
+            if where is not None:
+                found.append((call, _moved(ctx, other, call, where)))
+    return found
 
 
 def _foreign_answer(value, call, inner, ask, depth, seen: list):

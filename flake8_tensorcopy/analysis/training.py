@@ -16,6 +16,7 @@ MAX_DEPTH = 3  # package defs followed from a call that passes them the module
 
 TRAINER_RUNS = frozenset({"run", "fit", "train", "learn"})
 MODE_SWITCH = frozenset({"train", "eval"})
+WORDS = ("backward", "step", "grad", "training_step")  # one of them is in the text of a module that trains
 
 
 def training_calls(ctx, module) -> list:

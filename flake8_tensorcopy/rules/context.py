@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import os
 from typing import Optional
 
 from ..analysis import evidence, purpose
@@ -55,6 +56,12 @@ class Context:
         if len(text) > MAX_QUOTED:  # a message that quotes it shortens it (finding)
             self.quoted = (self.quoted or []) + [text]
         return text
+
+    def place(self, path: Optional[str], line: int) -> str:
+        """`line 8` in the file itself (`path` None or the file's), else `trainer.py:8` (relative to it)."""
+        if path is None or path == self.facts.path:
+            return f"line {line}"
+        return f"{os.path.relpath(path, os.path.dirname(os.path.abspath(self.facts.path or '.')))}:{line}"
 
     # ---- reporting ---------------------------------------------------------------------------
     def finding(self, node: ast.AST, fix: Optional[Fix] = None, **fmt) -> Finding:

@@ -96,7 +96,6 @@ which numpy 2 deprecates in its current form; `numpy.round(t)` calls `t.round()`
 from __future__ import annotations
 
 import ast
-import os
 
 from ..analysis import aliasing, summaries
 from ..analysis import proven
@@ -198,9 +197,7 @@ def _passed_by(arg: ast.expr, ctx) -> str:
     site = summaries.deciding_site(found[0], ctx, proven.passed_tensor) if arg_binding else None
     if site is None:
         return ""
-    path, line = site
-    here = os.path.dirname(os.path.abspath(ctx.facts.path or "."))
-    return f" (the call at {'line ' if path is None else os.path.relpath(path, here) + ':'}{line} passes one)"
+    return f" (the call at {ctx.place(*site)} passes one)"
 
 
 def _detached_clone(arg, ctx) -> str:

@@ -16,8 +16,10 @@ the loop or by a counter the loop steps on every pass (`log[step + 1]`, `log[epo
 `log[f"step{step}"]`, `log[counter]` with `counter += 1`: a new entry of a dict or list each step, a local
 one or `self.log` that the class binds only to one). A method of a class of the file that keeps its
 argument on `self` (`self.total += value`, `self.rows.setdefault(k, []).append(value)`) is flagged when a
-training loop of the file calls it once per step on one object bound before the loop (`meter.update(loss)`,
-`stats["loss"] = loss` for `__setitem__`), every call passes an attached value, and neither the method nor
+training loop calls it once per step (a loop of the file, or of another module of the package that names
+the class: a subclass's loop calling the inherited method as `self.forward_and_record(x, y)`) on one
+object bound before the loop (`meter.update(loss)`, `stats["loss"] = loss` for `__setitem__`), every call
+passes an attached value, and neither the method nor
 a method the loop calls on the object (`meter.reset()`) resets the attribute; when the class is in another
 module of the package, the finding is at the argument of the loop's call (`meter.update(loss)`), where the
 fix goes. So is a method that keeps the entries of a container it is given (`sums.add([a, b])` with
@@ -227,15 +229,16 @@ def _kept_across_calls(node, acc, key: str, values, ctx):
             losses.attribute_backpropagated(attr, ctx.facts):
         return
     candidates = [v for v in _elements(values) if not isinstance(v, ast.Constant)]
-    steps = per_step.per_step_calls(attr, ctx) if candidates else []
-    attached = [v for v in candidates if _carries_graph(v, ctx)] if steps else []
-    if not attached:
+    attached = [v for v in candidates if _carries_graph(v, ctx)]
+    steps = per_step.per_step_calls(attr, ctx) if attached else []  # asks the package: the costlier question
+    if not steps:
         return
     shown = ctx.text(attached[0])
     fix = tensor_fix(ctx, attached, [ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for v in attached],
                      FixSafety.UNSAFE)
     yield ctx.finding(node, fix, value=shown, acc=key, use=f"{as_receiver(shown, attached[0])}.detach() "
-                      "(no graph)", loop=f"training loop that calls it once per step (line {steps[0].loop.lineno})")
+                      "(no graph)", loop="training loop that calls it once per step "
+                      f"({ctx.place(steps[0].where.facts.path, steps[0].loop.lineno)})")
 
 
 def _kept_by_callee(call, ctx):

@@ -225,3 +225,56 @@ def test_a_method_parameter_holding_an_object_of_another_modules_class(tmp_path,
     write(tmp_path, {"pkg/__init__.py": "", "pkg/log.py": RUN_LOG, "pkg/est.py": ESTIMATOR.format(value=value)})
     package_index.reset()
     assert [(line, code) for line, code, _ in findings(tmp_path / "pkg" / "est.py")] == expected
+
+
+ESTIMATOR_BASE = """
+    import torch
+
+
+    class Estimator:
+        def __init__(self, net, opt):
+            self.net, self.opt, self.history = net, opt, []
+
+        def forward_and_record(self, x, y):
+            loss = ((self.net(x) - y) ** 2).mean()
+            self.history.append({value})
+            return loss
+
+        def update(self):
+            self.opt.step()
+"""
+FIT_LOOP = """
+    import torch
+
+    from .base import Estimator
+
+
+    class FitLoop(Estimator):
+        {override}
+        def fit(self, loader):
+            for x, y in loader:
+                {call}
+                {train}
+"""
+
+
+@pytest.mark.parametrize("value, call, train, override, expected", [
+    ("loss", "loss = self.forward_and_record(x, y)", "loss.backward()", "", [(11, "TEN401")]),
+    ("loss.detach()", "loss = self.forward_and_record(x, y)", "loss.backward()", "", []),
+    ("loss", "loss = self.forward_and_record(x, y)", "pass", "", []),  # an evaluation loop: nothing trains
+    ("loss", "with torch.no_grad():\n                    loss = self.forward_and_record(x, y)", "pass", "", []),
+    # the subclass overrides the method: its loop runs its own, not the base class's
+    ("loss", "loss = self.forward_and_record(x, y)", "loss.backward()",
+     "def forward_and_record(self, x, y):\n            return (self.net(x) - y).abs().mean()\n", []),
+])
+def test_a_subclasss_loop_in_another_module_runs_an_inherited_method(
+        tmp_path, value, call, train, override, expected):
+    """`FitLoop(Estimator)` in trainer.py calls `self.forward_and_record(x, y)` once per step: the base class's
+    method, in base.py, keeps the loss on `self` (analysis/hierarchy.py `resolved`, summaries.sites over the
+    package); the finding is in base.py, where the store is."""
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": ESTIMATOR_BASE.format(value=value),
+                     "pkg/trainer.py": FIT_LOOP.format(call=call, train=train, override=override)})
+    package_index.reset()
+    found = findings(tmp_path / "pkg" / "base.py")
+    assert [(line, code) for line, code, _ in found] == expected
+    assert all("(trainer.py:" in message for _, _, message in found)  # the loop is named with its module

@@ -37,3 +37,14 @@ def as_call(target: ast.Subscript, value: ast.expr) -> ast.Call:
     call = ast.copy_location(ast.Call(func=func, args=[target.slice, value], keywords=[]), target)
     call.end_lineno, call.end_col_offset = value.end_lineno, value.end_col_offset
     return call
+
+
+def store_call(facts, stmt: ast.stmt):
+    """The `__setitem__` call that `obj[key] = value` (an assignment with that one target) runs, as
+    setitem_calls made it; None for any other statement."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript)):
+        return None
+    key = "store-calls"
+    if key not in facts.memo:
+        facts.memo[key] = {id(call.func.value): call for call, _ in setitem_calls(facts)}
+    return facts.memo[key].get(id(stmt.targets[0].value))

@@ -12,7 +12,7 @@ import ast
 from typing import NamedTuple, Optional
 
 from . import accumulators, hierarchy, losses, project, summaries, training
-from .facts import assigned, end_of, pos_of, self_attribute, walk
+from .facts import assigned, dotted, end_of, pos_of, self_attribute, walk
 from .position import at
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -237,10 +237,17 @@ def _same_object(name: str, step: Step, pos) -> bool:
 
 
 def outlives(recv, loop, inner) -> bool:
-    """The receiver is the same object in every iteration: `self`, `self.x`, or a name bound before the loop
-    and not inside it."""
+    """The receiver is the same object in every iteration: `self`, `self.x`, a name bound before the loop
+    and not inside it, or an attribute of one (`tracker.meter`) that the loop neither assigns nor calls a
+    method of its owner that could (`tracker.reset()`)."""
     if recv_self(recv):
         return True
+    if isinstance(recv, ast.Attribute):
+        owner = dotted(recv.value)
+        return owner is not None and outlives(recv.value, loop, inner) and not any(
+            isinstance(n, ast.Attribute) and dotted(n) == dotted(recv) and isinstance(n.ctx, ast.Store)
+            or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and dotted(n.func.value) == owner
+            for n in walk(loop))
     if not isinstance(recv, ast.Name):
         return False
     origin = inner.frame.scope.origin(recv.id, pos_of(loop))

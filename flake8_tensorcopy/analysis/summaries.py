@@ -99,13 +99,27 @@ def instance_method(func: ast.Attribute, ctx, pos) -> Optional[ast.AST]:
     memo = ctx.facts.memo
     if key not in memo:
         memo[key] = None
-        cls = None
-        if isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self":
-            cls = attribute_class(recv.attr, ctx, pos)
-        elif isinstance(recv, ast.Name) and recv.id not in ("self", "cls"):
-            cls = instance_class(recv, ctx, pos) or parameter_class(recv.id, ctx, pos)
+        cls = receiver_class(recv, ctx, pos)
         memo[key] = _own(cls, func.attr, ctx) if isinstance(cls, ast.ClassDef) else None
     return memo[key]
+
+
+def receiver_class(recv: ast.expr, ctx, pos, depth: int = 0) -> Optional[ast.ClassDef]:
+    """The package class the object `recv` names is an instance of: a name bound to `Cls(...)` (or passed
+    one by every caller of the file), `self.attr` by what the enclosing class assigns it, and `obj.attr`
+    (`tracker.meter`, `self.tracker.meter`) by what the class of `obj` assigns to its `self.attr`."""
+    if isinstance(recv, ast.Name):
+        return None if recv.id in ("self", "cls") else \
+            instance_class(recv, ctx, pos) or parameter_class(recv.id, ctx, pos)
+    if not isinstance(recv, ast.Attribute) or depth > 2:
+        return None
+    if isinstance(recv.value, ast.Name) and recv.value.id == "self":
+        return attribute_class(recv.attr, ctx, pos)
+    outer = receiver_class(recv.value, ctx, pos, depth + 1)
+    if outer is None:
+        return None
+    inner = in_home(outer, ctx)
+    return attribute_class(recv.attr, inner, inner.pos, cls=outer)
 
 
 def parameter_class(name: str, ctx, pos) -> Optional[ast.ClassDef]:
@@ -154,10 +168,10 @@ def held_call(call: ast.Call, ctx, pos, depth: int = 0) -> Optional[ast.AST]:
     return _own(made, "__call__", ctx) if made is not None else None
 
 
-def attribute_class(attr: str, ctx, pos, depth: int = 0) -> Optional[ast.ClassDef]:
-    """The class `self.attr` holds an instance of: every value the enclosing class gives it but None is an
-    instance of that one class."""
-    cls = ctx.frame.cls
+def attribute_class(attr: str, ctx, pos, depth: int = 0, cls=None) -> Optional[ast.ClassDef]:
+    """The class `self.attr` holds an instance of: every value the enclosing class (or `cls`, a class of the
+    file of `ctx`) gives it but None is an instance of that one class."""
+    cls = cls or ctx.frame.cls
     if cls is None:
         return None
     key = ("attribute-class", id(cls), attr)

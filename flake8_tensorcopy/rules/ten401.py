@@ -21,8 +21,9 @@ the class: a subclass's loop calling the inherited method as `self.forward_and_r
 object bound before the loop (`meter.update(loss)`, `stats["loss"] = loss` for `__setitem__`), every call
 passes an attached value, and neither the method nor
 a method the loop calls on the object (`meter.reset()`) resets the attribute; when the class is in another
-module of the package, the finding is at the argument of the loop's call (`meter.update(loss)`), where the
-fix goes. So is a method that keeps the entries of a container it is given (`sums.add([a, b])` with
+module of the package, the finding is at the argument of the loop's call (`meter.update(loss)`, the value of
+`board["mse"] = loss`, or a keeper reached through another object's attribute: `tracker.meter.update(loss)`
+with `Tracker.__init__` setting `self.meter = Meter()`), where the fix goes. So is a method that keeps the entries of a container it is given (`sums.add([a, b])` with
 `for i, v in enumerate(values): self.sums[i] += v`, `terms[k]`, `terms.items()`), whatever module its class
 is in: what the entries are is known at the call. The loop may be up to two defs up (`self.train_step(x, y)`
 running `self.meter.update(loss)`, a base class's loop in another module included), on the same object. A
@@ -135,7 +136,7 @@ from __future__ import annotations
 import ast
 import os
 
-from ..analysis import accumulators, evidence, lightning, losses, numbers, per_step, training
+from ..analysis import accumulators, evidence, item_sites, lightning, losses, numbers, per_step, training
 from ..analysis.clones import kept_clones
 from ..analysis.facts import dotted, self_attribute, walk
 from ..analysis.losses import backpropagated_elements, keys_in, loss_keys
@@ -148,21 +149,23 @@ NAME_ADD = r"=(?<![=!<>]=)[ \t]*[\w.]+(?:[ \t]*[*/@][ \t]*[\w.]+)*[ \t]*\+(?![=+
 LOOP_ENTRY = r"\[(?<=\w\[)(?:\w+(?:[ \t]*[-+,][ \t]*\w+)*|f[\"'][^\[\]\n]*|str\(\w+\))\][ \t]*=(?!=)"
 # meter.update(loss), sums.add([a, b]), log.add("mse", loss): a method may keep what it is given
 KEPT_BY_CALL = r"(?m)^[ \t]+\w+(?:\.\w+)*\.\w+\([\w[{(\"']"
-HOT = (r"\+=", r"\.append\(", r"\.insert\(", r"\.appendleft\(", ENTRY_ADD, NAME_ADD, LOOP_ENTRY, KEPT_BY_CALL)
+# board["mse"] = loss: a package class's __setitem__ may keep what it is given
+KEPT_BY_STORE = r"\[(?<=\w\[)[\"'][^\[\]\n]*\][ \t]*=(?!=)"
+HOT = (r"\+=", r"\.append\(", r"\.insert\(", r"\.appendleft\(", ENTRY_ADD, NAME_ADD, LOOP_ENTRY, KEPT_BY_CALL,
+       KEPT_BY_STORE)
 
 
 def check(node, ctx):
     step = lightning.training_step(ctx)
     if not (ctx.frame.loops or step or per_step.method_of(ctx)):
-        if ctx.frame.func is not None and isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-            yield from _kept_by_callee(node.value, ctx)  # a helper that a loop further up runs once per step
+        if ctx.frame.func is not None and _call_of(node, ctx) is not None:
+            yield from _kept_by_callee(_call_of(node, ctx), ctx)  # a helper that a loop further up runs once per step
         return
     found = accumulators.accumulation(node) or accumulators.per_step_entry(node, ctx)
     if ctx.grad_disabled and (isinstance(node, ast.AugAssign) or isinstance(node, ast.Assign)
                               and accumulators.entry_accumulation(node)):
         return  # a sum made under no_grad holds no graph; a value stored there keeps the one it was made with
-    kept = list(_kept_by_callee(node.value, ctx)) if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
-        else []
+    kept = list(_kept_by_callee(_call_of(node, ctx), ctx)) if _call_of(node, ctx) is not None else []
     if found is None or kept:  # `sums.add(terms)` of a package class is its method, not a set's add
         yield from kept
         return
@@ -190,6 +193,13 @@ def check(node, ctx):
     if backpropagated:  # `losses[-1].backward()` needs the graph the fix would drop: call it on the loss itself
         fix, use = None, f"{use} and call backward() on the loss itself, not on {ctx.text(acc)}[-1]"
     yield ctx.finding(node, fix, value=shown, acc=ctx.text(acc), use=use, loop="loop")
+
+
+def _call_of(node, ctx):
+    """The method call a statement is: `meter.update(loss)`, or the `__setitem__` call of `board["mse"] = loss`."""
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        return node.value
+    return item_sites.store_call(ctx.facts, node)
 
 
 def _kept_across_steps(node, acc, values, step, ctx):

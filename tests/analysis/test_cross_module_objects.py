@@ -278,3 +278,84 @@ def test_a_subclasss_loop_in_another_module_runs_an_inherited_method(
     found = findings(tmp_path / "pkg" / "base.py")
     assert [(line, code) for line, code, _ in found] == expected
     assert all("(trainer.py:" in message for _, _, message in found)  # the loop is named with its module
+
+
+TRACKER = METER + """
+
+    class Tracker:
+        def __init__(self):
+            self.meter = Meter()
+
+        def reset(self):
+            self.meter = Meter()
+"""
+THROUGH_AN_ATTRIBUTE = """
+    import torch
+    from .track import Tracker
+
+
+    def fit(model, loader, opt):
+        tracker = Tracker()
+        for x, y in loader:
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            {body}
+        return tracker
+"""
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("tracker.meter.update(loss)", [(13, "TEN401")]),
+    ("tracker.meter.update(loss.item())", []),
+    ("tracker.meter = Meter()\n            tracker.meter.update(loss)", []),  # a new meter every pass
+    ("tracker.reset()\n            tracker.meter.update(loss)", []),  # a method of the owner may replace it
+])
+def test_a_keeper_reached_through_another_objects_attribute(tmp_path, body, expected):
+    """`tracker.meter.update(loss)`: `Tracker.__init__` (another module) sets `self.meter = Meter()`, whose
+    `update` keeps its argument (analysis/summaries.py `receiver_class`, per_step.outlives)."""
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/track.py": TRACKER,
+                     "pkg/train.py": THROUGH_AN_ATTRIBUTE.format(body=body)})
+    package_index.reset()
+    assert [(line, code) for line, code, _ in findings(tmp_path / "pkg" / "train.py")] == expected
+
+
+BOARD = """
+    class Board:
+        def __init__(self):
+            self.rows = {}
+
+        def __setitem__(self, key, value):
+            self.rows.setdefault(key, []).append(value)
+"""
+STORES = """
+    import torch
+    from .board import Board
+
+
+    def fit(model, loader, opt):
+        board = {made}
+        for step, (x, y) in enumerate(loader):
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            board["mse"] = {value}
+        return board
+"""
+
+
+@pytest.mark.parametrize("made, value, expected", [
+    ("Board()", "loss", [(13, "TEN401")]),
+    ("Board()", "loss.item()", []),
+    ("Board()", "step", []),
+    ("{}", "loss", []),  # a dict's entry is replaced each step: nothing accumulates
+])
+def test_a_store_into_another_modules_setitem_keeper(tmp_path, made, value, expected):
+    """`board["mse"] = loss` runs `Board.__setitem__` of board.py, which appends every value it is given
+    (analysis/item_sites.py `store_call`, read by TEN401 as the call it is)."""
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/board.py": BOARD,
+                     "pkg/train.py": STORES.format(made=made, value=value)})
+    package_index.reset()
+    assert [(line, code) for line, code, _ in findings(tmp_path / "pkg" / "train.py")] == expected

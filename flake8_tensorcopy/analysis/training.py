@@ -8,11 +8,13 @@ from __future__ import annotations
 import ast
 
 from . import frameworks, names, project, summaries
-from .facts import Bind, base_name, dotted, pos_of, walk
+from .facts import Bind, base_name, children, dotted, pos_of, walk
 from .losses import GRAD_CALLS
 from .position import Position
 
 MAX_DEPTH = 3  # package defs followed from a call that passes them the module
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 TRAINER_RUNS = frozenset({"run", "fit", "train", "learn"})
 MODE_SWITCH = frozenset({"train", "eval"})
@@ -180,7 +182,10 @@ def calls_step(loop, ctx) -> bool:
 
 
 def is_step(fn, ctx) -> bool:
-    """`fn` (of the file, or of a neighbouring module: asked in its own file) trains once per call."""
+    """`fn` (of the file, or of a neighbouring module: asked in its own file) trains once per call: its body
+    backpropagates or steps an optimizer, or calls, outside any loop of its own, a def of the package that
+    is a step (`self.apply_gradients(loss)`); no loop of its body trains (a def that loops over batches is
+    an epoch, not a step). Each def is asked once per file; a def calling itself is no step through that call."""
     if not isinstance(fn, summaries.DEFS):
         return False
     home = project.home(fn)
@@ -189,8 +194,31 @@ def is_step(fn, ctx) -> bool:
         if frame is None:
             return False
         ctx = Position(home, frame, pos_of(fn))
-    return per_loop(ctx, fn, "is-step", lambda fn, ctx: trains(fn, ctx) and not any(
-        isinstance(n, (ast.For, ast.AsyncFor, ast.While)) and trains(n, ctx) for n in walk(fn)))
+    key = ("is-step", id(fn))
+    memo = ctx.facts.memo
+    if key not in memo:
+        memo[key] = False
+        memo[key] = (trains(fn, ctx) or _steps_through_a_call(fn, ctx)) and not any(
+            isinstance(n, LOOPS) and trains(n, ctx) for n in walk(fn))
+    return memo[key]
+
+
+def _steps_through_a_call(fn, ctx) -> bool:
+    """A call in `fn`'s body, outside its loops and nested defs, runs a def that is a step."""
+    frame = ctx.facts.function_frame(fn)
+    if frame is None:
+        return False
+    stack = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, LOOPS + SCOPES):
+            continue
+        if isinstance(node, ast.Call):
+            inner = Position(ctx.facts, frame, pos_of(node))
+            if is_step(summaries.callee(node, inner, inner.pos), inner):
+                return True
+        stack.extend(children(node))
+    return False
 
 
 def trains(loop, ctx) -> bool:

@@ -3,8 +3,8 @@
 ## What it does
 Flags `total += loss`, `stats[k] += loss`, `stats[k] = stats.get(k, 0) + loss`, `losses.append(loss)` and
 `history.append({"loss": loss})` inside a training loop (a loop that calls `loss.backward()`,
-`accelerator.backward(loss)`, `torch.autograd.grad(...)` or `optimizer.step()`, or a one-batch step def
-of the file that does, such as `self.train_one_batch(x, y)`) when `loss` is attached to the
+`accelerator.backward(loss)`, `torch.autograd.grad(...)` or `optimizer.step()`, or a one-batch step
+def of the file that does, itself or through a helper def it calls, such as `self.train_one_batch(x, y)`) when `loss` is attached to the
 autograd graph (a loss, a model output, anything computed from them), the accumulator was bound
 before the loop and is not reset inside it, the code is not under
 `torch.no_grad()`, and the accumulator is never backpropagated (directly, or through `sum(...)` /
@@ -14,19 +14,19 @@ The same spelled as a sum that holds the accumulator once (`total = total + loss
 `total = total + w * loss`, `self.total = self.total + loss`), or `log[step] = loss` with `step` bound by
 the loop or by a counter the loop steps on every pass (`log[step + 1]`, `log[epoch, step]`,
 `log[f"step{step}"]`, `log[counter]` with `counter += 1`: a new entry of a dict or list each step, a local
-one or `self.log` that the class binds only to one). A method of a class of the file that keeps its
-argument on `self` (`self.total += value`, `self.rows.setdefault(k, []).append(value)`) is flagged when a
-training loop calls it once per step (a loop of the file, or of another module of the package that names
-the class: a subclass's loop calling the inherited method as `self.forward_and_record(x, y)`) on one
-object bound before the loop (`meter.update(loss)`, `stats["loss"] = loss` for `__setitem__`), every call
-passes an attached value, and neither the method nor
-a method the loop calls on the object (`meter.reset()`) resets the attribute; when the class is in another
-module of the package, the finding is at the argument of the loop's call (`meter.update(loss)`, the value of
-`board["mse"] = loss`, or a keeper reached through another object's attribute: `tracker.meter.update(loss)`
-with `Tracker.__init__` setting `self.meter = Meter()`), where the fix goes. So is a method that keeps the entries of a container it is given (`sums.add([a, b])` with
-`for i, v in enumerate(values): self.sums[i] += v`, `terms[k]`, `terms.items()`), whatever module its class
-is in: what the entries are is known at the call. The loop may be up to two defs up (`self.train_step(x, y)`
-running `self.meter.update(loss)`, a base class's loop in another module included), on the same object. A
+one or `self.log` that the class binds only to one). A method of a class of the file that keeps its argument
+on `self` (`self.total += value`, `self.rows.setdefault(k, []).append(value)`) is flagged when a training loop
+calls it once per step (a loop of the file, or of another module of the package that names the class: a
+subclass's loop calling the inherited method as `self.forward_and_record(x, y)`) on one object bound before
+the loop (`meter.update(loss)`, `stats["loss"] = loss` for `__setitem__`), every call passes an attached
+value, and neither the method nor a method the loop calls on the object (`meter.reset()`) resets the
+attribute; when the class is in another module of the package, the finding is at the argument of the loop's
+call (`meter.update(loss)`, the value of `board["mse"] = loss`, or a keeper reached through another object's
+attribute: `tracker.meter.update(loss)` with `Tracker.__init__` setting `self.meter = Meter()`), where the fix
+goes. So is a method that keeps the entries of a container it is given (`sums.add([a, b])` with `for i, v in
+enumerate(values): self.sums[i] += v`, `terms[k]`, `terms.items()`), whatever module its class is in: what the
+entries are is known at the call. The loop may be up to two defs up (`self.train_step(x, y)` running
+`self.meter.update(loss)`, a base class's loop in another module included), on the same object. A
 value counts as attached also when it is an attribute of an object that the loop backpropagates
 (`running += out.loss` with `out.loss.backward()`), or a term returned beside the sum that is
 backpropagated (`loss, box, size = f(...)` with `return box + size, box, size`).
@@ -116,7 +116,8 @@ not import (`from pytorch_lightning import *`), nor a list the step appends to u
 (`self.automatic_optimization = False`) unless the file shows the value attached. A periodic reset
 (`if i % 100 == 0: running = 0`) does not silence the rule, by design: the graphs of up to that many steps
 are kept between resets, though after a per-step backward they hold no saved activations, so the memory
-they keep is bounded (the `.item()` the fix writes is what the PyTorch FAQ and tutorials write there). A
+they keep is bounded (`.item()`, or the `.detach()` the fix writes, is what the PyTorch FAQ and tutorials
+write there). A
 loss is only known to be attached from the file's
 evidence: `loss, acc = step(batch)` or `loss = obj.neglog_likelihood(x)` without a `.backward()` on
 `loss` is not, a dict of loss terms returned by a loss object the class receives as a parameter is not

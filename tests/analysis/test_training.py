@@ -64,6 +64,43 @@ def test_a_loop_that_calls_a_training_step_of_the_file():
     assert loop_answers(BODY + "self.train_one_batch(x)") == (False, True, False, False)
 
 
+HELPERS = """
+    import torch
+    class Learner:
+        def apply_gradients(self, loss):
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+
+        def through_two(self, loss):
+            self.apply_gradients(loss)
+
+        def epoch(self, loader):
+            for x in loader:
+                self.apply_gradients(self.model(x).sum())
+
+        def again(self, loss):
+            self.again(loss)
+
+        def fit(self, loader):
+            for x in loader:  # <-
+                {call}
+"""
+
+
+@pytest.mark.parametrize("call, step", [
+    ("self.apply_gradients(self.model(x).sum())", True),
+    ("self.through_two(self.model(x).sum())", True),  # the backward two calls down
+    ("self.epoch(loader)", False),  # a def whose own loop trains is an epoch, not a step
+    ("self.again(x)", False),  # a def that only calls itself trains nothing
+    ("self.model(x)", False),
+])
+def test_a_step_whose_backward_is_in_a_helper_it_calls(call, step):
+    """`self.fit_batch(x, y)` runs `self.apply_gradients(loss)`, which backpropagates: a training step too."""
+    node, ctx = context_at(HELPERS.format(call=call), ast.For)
+    assert training.calls_step(node, ctx) is step
+
+
 def test_a_hand_written_step_is_no_torch_training():
     assert loop_answers(BODY + "env.step(x)") == (False, False, False, False)
 

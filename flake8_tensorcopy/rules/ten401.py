@@ -4,9 +4,9 @@
 Flags `total += loss`, `stats[k] += loss`, `stats[k] = stats.get(k, 0) + loss`, `losses.append(loss)` and
 `history.append({"loss": loss})` inside a training loop (a loop that calls `loss.backward()`,
 `accelerator.backward(loss)`, `torch.autograd.grad(...)` or `optimizer.step()`, or a one-batch step
-def of the file that does, itself or through a helper def it calls, such as `self.train_one_batch(x, y)`) when `loss` is attached to the
-autograd graph (a loss, a model output, anything computed from them), the accumulator was bound
-before the loop and is not reset inside it, the code is not under
+def of the file that does, itself or through a helper def it calls, such as `self.train_one_batch(x, y)`)
+when `loss` is attached to the autograd graph (a loss, a model output, anything computed from them), the
+accumulator was bound before the loop and is not reset inside it, the code is not under
 `torch.no_grad()`, and the accumulator is never backpropagated (directly, or through `sum(...)` /
 `torch.stack(...)` or a name built from it).
 

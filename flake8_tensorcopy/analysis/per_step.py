@@ -12,10 +12,11 @@ import ast
 from typing import NamedTuple, Optional
 
 from . import accumulators, hierarchy, losses, project, summaries, training
-from .facts import assigned, dotted, end_of, pos_of, self_attribute, walk
+from .facts import Bind, assigned, dotted, end_of, pos_of, self_attribute, walk
 from .position import at
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
+ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)  # a sum or product of a kept value keeps its graph
 ENTRIES, ITERATED = "entries", "iterated"  # what of an argument a method keeps (Kept.entries)
 
 
@@ -50,7 +51,7 @@ def per_step_calls(attr: str, ctx) -> list[Step]:
                  if (s := step_of(call, inner)) is not None]
         if steps:  # the method's own writes are its own: a loop that calls it resets nothing else
             resetting = _resetting_methods(ctx.frame.cls, ctx.facts).get(attr, frozenset()) - {fn.name}
-            steps = [s for s in steps if not _resets_in(s, resetting)]
+            steps = [s for s in steps if not _resets_in(s, resetting, attr) and not backpropagated_through(s, attr)]
         memo[key] = steps
     return memo[key]
 
@@ -132,6 +133,8 @@ class Kept(NamedTuple):
     entries: str = ""  # ENTRIES: it keeps the argument's entries (`self.by_key[k] += terms[k]`, `terms.values()`);
     # ITERATED: what iterating it gives (`for i, v in enumerate(values): self.sums[i] += v`: a list's entries,
     # a dict's keys)
+    summed: bool = False  # it adds the value up (`self.total += value`): under no_grad the sum holds no graph,
+    # where a store of the value itself (`self.rows.append(value)`) keeps the value's
 
 
 def kept_by_callee(call: ast.Call, ctx) -> list[Kept]:
@@ -157,30 +160,40 @@ def kept_by_callee(call: ast.Call, ctx) -> list[Kept]:
         attr = made and (self_attribute(made[0], subscripts=True) or accumulators.entry_root_attribute(made[0]))
         if not attr or fn.name in resetting.get(attr, ()) or losses.attribute_backpropagated(attr, home):
             continue
+        summed = isinstance(stmt, ast.AugAssign) or isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.BinOp)
         for value in made[1]:
-            param, entries = _kept_parameter(value, stmt, fn, params)
-            argument = summaries.passed(fn, param, call, bound=True) if param else None
-            if argument is not None and (entries or home is not ctx.facts):
-                found.append(Kept(argument, fn, attr, home, entries))
+            for param, entries in _kept_parameters(value, stmt, fn, params, frame):
+                argument = summaries.passed(fn, param, call, bound=True)
+                if argument is not None and (entries or home is not ctx.facts):
+                    found.append(Kept(argument, fn, attr, home, entries, summed))
     return found
 
 
-def _kept_parameter(value, stmt, fn, params: set) -> tuple[Optional[str], str]:
-    """(parameter, "" / ENTRIES / ITERATED) that the accumulated `value` of `stmt` is: the parameter itself,
-    an entry `param[k]`, or the variable of a loop of `fn` around `stmt` over the parameter (`for v in
-    values`, `enumerate(values)`) or its entries (`terms.items()`, `terms.values()`)."""
+def _kept_parameters(value, stmt, fn, params: set, frame) -> list[tuple[str, str]]:
+    """(parameter, "" / ENTRIES / ITERATED) for what the accumulated `value` of `stmt` is: the parameter itself
+    (or a term of a sum or product of it: `value * n`), an entry `param[k]`, or the variable of a loop of
+    `fn` around `stmt` over the parameter (`for v in values`, `enumerate(values)`) or its entries
+    (`terms.items()`, `terms.values()`). A parameter counts only where no other binding of the method may
+    give it its value (`value = value.item()` on some path)."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ARITHMETIC):
+        return [p for side in (value.left, value.right) for p in _kept_parameters(side, stmt, fn, params, frame)
+                if not p[1]]
     if isinstance(value, ast.Name) and value.id in params:
-        return value.id, ""
+        return [(value.id, "")] if _only_the_parameter(frame, value.id, stmt) else []
     if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and value.value.id in params:
-        return value.value.id, ENTRIES
+        return [(value.value.id, ENTRIES)] if _only_the_parameter(frame, value.value.id, stmt) else []
     if not isinstance(value, ast.Name):
-        return None, ""
+        return []
     for loop in walk(fn):
         if isinstance(loop, ast.For) and any(n is stmt for s in loop.body for n in walk(s)):
             param, how = _iterated_parameter(loop, value.id)
             if param in params:
-                return param, how
-    return None, ""
+                return [(param, how)]
+    return []
+
+
+def _only_the_parameter(frame, name: str, stmt) -> bool:
+    return all(b.kind == Bind.ARG for b in frame.scope.reaching(name, pos_of(stmt)))
 
 
 def _iterated_parameter(loop: ast.For, name: str) -> tuple[Optional[str], str]:
@@ -210,11 +223,24 @@ def _is_name(expr, name: str) -> bool:
 
 
 def resets_on_every_pass(step: Step, kept: Kept) -> bool:
-    """The loop calls, on the object the keeper runs on, a method of the keeper's class that binds the
-    attribute anew (`meter.reset()`) on every pass."""
+    """The loop binds the attribute anew on every pass, on the object the keeper runs on: by a method of the
+    keeper's class (`meter.reset()`), by assigning it (`meter.total = 0.0`) or emptying it."""
     cls = kept.home.function_frame(kept.fn).cls
     resetting = _resetting_methods(cls, kept.home).get(kept.attr, frozenset()) - {kept.fn.name}
-    return _resets_in(step, resetting)
+    return _resets_in(step, resetting, kept.attr)
+
+
+def backpropagated_through(step: Step, attr: str) -> bool:
+    """The function of the step's loop backpropagates through what the object's attribute holds
+    (`torch.stack(win.values[-2:]).mean().backward()` for `win.update(loss)` keeping `self.values`): the kept
+    values are loss terms, their graphs needed."""
+    root = step.where.frame.func if step.where.frame.func is not None else step.where.facts.tree
+    return f"{dotted(step.recv)}.{attr}" in losses.backpropagated_in(step.where.facts, root)
+
+
+def grad_off_at(step: Step) -> bool:
+    """Grad mode is off at the step's call (`with torch.no_grad(): meter.update(loss)`)."""
+    return step.where.facts.grad_off(step.where.frame, pos_of(step.call))
 
 
 def read_after_loop(step: Step, attr: str) -> bool:
@@ -247,13 +273,25 @@ def outlives(recv, loop, inner) -> bool:
         return owner is not None and outlives(recv.value, loop, inner) and not any(
             isinstance(n, ast.Attribute) and dotted(n) == dotted(recv) and isinstance(n.ctx, ast.Store)
             or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and dotted(n.func.value) == owner
-            for n in walk(loop))
+            and _may_rebind(n, recv.attr, inner) for n in walk(loop))
     if not isinstance(recv, ast.Name):
         return False
     origin = inner.frame.scope.origin(recv.id, pos_of(loop))
     rebound = any(isinstance(t, ast.Name) and t.id == recv.id
                   for n in walk(loop) if isinstance(n, (ast.Assign, ast.AnnAssign)) for t, _ in assigned(n))
     return origin is not None and not rebound
+
+
+def _may_rebind(call: ast.Call, attr: str, inner) -> bool:
+    """`tracker.tick()` may bind `tracker.attr` anew: the method it runs assigns `self.attr`, or which method
+    it runs is unknown."""
+    cls = summaries.receiver_class(call.func.value, inner, pos_of(call))
+    home = (project.home(cls) or inner.facts) if cls is not None else None
+    method = hierarchy.resolved(cls, call.func.attr, home) if cls is not None else None
+    if method is None:
+        return True
+    return any(isinstance(t, ast.Attribute) and self_attribute(t) == attr
+               for n in walk(method) if isinstance(n, (ast.Assign, ast.AnnAssign)) for t, _ in assigned(n))
 
 
 def _resetting_methods(cls: ast.ClassDef, facts) -> dict[str, frozenset]:
@@ -275,10 +313,22 @@ def _resetting_methods(cls: ast.ClassDef, facts) -> dict[str, frozenset]:
     return facts.memo[key]
 
 
-def _resets_in(step: Step, resetting: frozenset) -> bool:
-    """The loop calls a resetting method on the receiver (`meter.reset()`) on every pass: a reset that some
-    pass skips (`if i % 100 == 0: meter.reset()`) leaves what the other passes kept."""
+def _resets_in(step: Step, resetting: frozenset, attr: str) -> bool:
+    """The loop resets the receiver's attribute on every pass: calls a resetting method on the receiver
+    (`meter.reset()`), assigns the attribute (`meter.total = 0.0`) or empties it (`meter.rows.clear()`). A
+    reset that some pass skips (`if i % 100 == 0: meter.reset()`) leaves what the other passes kept."""
     text = ast.dump(step.recv)
-    resets = [pos_of(n) for n in walk(step.loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-              and n.func.attr in resetting and ast.dump(n.func.value) == text]
+    resets = [pos_of(n) for n in walk(step.loop) if _resets(n, text, resetting, attr)]
     return bool(resets) and accumulators.every_pass(step.where.frame.scope, pos_of(step.call), step.loop, resets)
+
+
+def _resets(node, recv: str, resetting: frozenset, attr: str) -> bool:
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+        return node.attr == attr and ast.dump(node.value) == recv
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    func = node.func
+    if func.attr in resetting and ast.dump(func.value) == recv:
+        return True
+    return func.attr == "clear" and isinstance(func.value, ast.Attribute) and func.value.attr == attr \
+        and ast.dump(func.value.value) == recv

@@ -14,14 +14,14 @@ The same spelled as a sum that holds the accumulator once (`total = total + loss
 `total = total + w * loss`, `self.total = self.total + loss`), or `log[step] = loss` with `step` bound by
 the loop or by a counter the loop steps on every pass (`log[step + 1]`, `log[epoch, step]`,
 `log[f"step{step}"]`, `log[counter]` with `counter += 1`: a new entry of a dict or list each step, a local
-one or `self.log` that the class binds only to one). A method of a class of the file that keeps its argument
-on `self` (`self.total += value`, `self.rows.setdefault(k, []).append(value)`) is flagged when a training loop
-calls it once per step (a loop of the file, or of another module of the package that names the class: a
-subclass's loop calling the inherited method as `self.forward_and_record(x, y)`) on one object bound before
-the loop (`meter.update(loss)`, `stats["loss"] = loss` for `__setitem__`), every call passes an attached
-value, and neither the method nor a method the loop calls on the object (`meter.reset()`) resets the
-attribute; when the class is in another module of the package, the finding is at the argument of the loop's
-call (`meter.update(loss)`, the value of `board["mse"] = loss`, or a keeper reached through another object's
+one or `self.log` that the class binds only to one). A method of a class of the file that keeps its argument on
+`self` (`self.total += value`, `self.sum += value * n`, `self.rows.setdefault(k, []).append(value)`) is flagged
+when a training loop calls it once per step (a loop of the file, or of another module of the package that names
+the class: a subclass's loop calling the inherited method as `self.forward_and_record(x, y)`) on one object
+bound before the loop (`meter.update(loss)`, `stats["loss"] = loss` for `__setitem__`), every call passes an
+attached value, and neither the method nor a method the loop calls on the object (`meter.reset()`) resets the
+attribute; when the class is in another module of the package, the finding is at the argument of the loop's call
+(`meter.update(loss)`, the value of `board["mse"] = loss`, or a keeper reached through another object's
 attribute: `tracker.meter.update(loss)` with `Tracker.__init__` setting `self.meter = Meter()`), where the fix
 goes. So is a method that keeps the entries of a container it is given (`sums.add([a, b])` with `for i, v in
 enumerate(values): self.sums[i] += v`, `terms[k]`, `terms.items()`), whatever module its class is in: what the
@@ -63,7 +63,11 @@ step around a loop that backpropagates micro-batches and steps nothing (gradient
 one step at most, however many steps run); accumulators that are backpropagated
 (`total_loss.backward()`, `torch.stack(losses).sum().backward()`) or returned from a loop that does not
 itself call `backward()` (a loss built over several pieces); values computed under `torch.no_grad()`, and
-sums made there (a tensor made with grad on and stored there keeps its graph). A backward
+sums made there (a tensor made with grad on and stored there keeps its graph), also by a keeper's method
+called there (`with torch.no_grad(): meter.update(loss)` for `self.total += value`); a keeper whose
+attribute the loop binds anew or empties on every pass (`meter.total = 0.0`, `meter.rows.clear()`), whose
+kept values the loop backpropagates (`torch.stack(win.values[-2:]).mean().backward()`), or whose method
+may convert what it is given (`value = value.item()` on some path). A backward
 through one element (`losses.append(loss)` then `losses[-1].backward()`) leaves every other element's
 graph alive: that is reported, and the element is known to be attached because it is backpropagated.
 `history.append(loss.clone())` is TEN203's finding (a kept clone), not this rule's.
@@ -242,6 +246,8 @@ def _kept_across_calls(node, acc, key: str, values, ctx):
     candidates = [v for v in _elements(values) if not isinstance(v, ast.Constant)]
     attached = [v for v in candidates if _carries_graph(v, ctx)]
     steps = per_step.per_step_calls(attr, ctx) if attached else []  # asks the package: the costlier question
+    if isinstance(node, ast.AugAssign) or isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp):
+        steps = [s for s in steps if not per_step.grad_off_at(s)]  # a sum made under no_grad holds no graph
     if not steps:
         return
     shown = ctx.text(attached[0])
@@ -260,6 +266,9 @@ def _kept_by_callee(call, ctx):
     kept = per_step.kept_by_callee(call, ctx)
     where = per_step.step_of(call, ctx) if kept else None
     for k in kept if where is not None else ():
+        if k.summed and (ctx.grad_disabled or per_step.grad_off_at(where)) or \
+                per_step.backpropagated_through(where, k.attr):
+            continue  # a sum made under no_grad holds no graph; the loop's loss is built from what it keeps
         attached = _attached_entries(k.argument, k.entries, ctx) if k.entries else \
             [k.argument] if _carries_graph(k.argument, ctx) else []
         if not attached or per_step.resets_on_every_pass(where, k):

@@ -262,6 +262,8 @@ FIT_LOOP = """
     ("loss", "loss = self.forward_and_record(x, y)", "loss.backward()", "", [(11, "TEN401")]),
     ("loss.detach()", "loss = self.forward_and_record(x, y)", "loss.backward()", "", []),
     ("loss", "loss = self.forward_and_record(x, y)", "pass", "", []),  # an evaluation loop: nothing trains
+    # the loop backpropagates through what the base class keeps: those graphs are needed
+    ("loss", "self.forward_and_record(x, y)", "torch.stack(self.history[-2:]).mean().backward()", "", []),
     ("loss", "with torch.no_grad():\n                    loss = self.forward_and_record(x, y)", "pass", "", []),
     # the subclass overrides the method: its loop runs its own, not the base class's
     ("loss", "loss = self.forward_and_record(x, y)", "loss.backward()",
@@ -288,6 +290,9 @@ TRACKER = METER + """
 
         def reset(self):
             self.meter = Meter()
+
+        def tick(self):
+            self.steps = getattr(self, "steps", 0) + 1
 """
 THROUGH_AN_ATTRIBUTE = """
     import torch
@@ -310,7 +315,8 @@ THROUGH_AN_ATTRIBUTE = """
     ("tracker.meter.update(loss)", [(13, "TEN401")]),
     ("tracker.meter.update(loss.item())", []),
     ("tracker.meter = Meter()\n            tracker.meter.update(loss)", []),  # a new meter every pass
-    ("tracker.reset()\n            tracker.meter.update(loss)", []),  # a method of the owner may replace it
+    ("tracker.reset()\n            tracker.meter.update(loss)", []),  # a method of the owner replaces it
+    ("tracker.tick()\n            tracker.meter.update(loss)", [(14, "TEN401")]),  # one that does not
 ])
 def test_a_keeper_reached_through_another_objects_attribute(tmp_path, body, expected):
     """`tracker.meter.update(loss)`: `Tracker.__init__` (another module) sets `self.meter = Meter()`, whose
@@ -357,5 +363,87 @@ def test_a_store_into_another_modules_setitem_keeper(tmp_path, made, value, expe
     (analysis/item_sites.py `store_call`, read by TEN401 as the call it is)."""
     write(tmp_path, {"pkg/__init__.py": "", "pkg/board.py": BOARD,
                      "pkg/train.py": STORES.format(made=made, value=value)})
+    package_index.reset()
+    assert [(line, code) for line, code, _ in findings(tmp_path / "pkg" / "train.py")] == expected
+
+
+KEEPERS = """
+    import torch
+
+
+    class Total:
+        def __init__(self):
+            self.total = 0.0
+
+        def update(self, value):
+            self.total += value
+
+
+    class Window:
+        def __init__(self):
+            self.values = []
+
+        def update(self, value):
+            self.values.append(value)
+
+
+    class AverageMeter:
+        def __init__(self):
+            self.sum, self.count = 0.0, 0
+
+        def update(self, value, n=1):
+            self.sum += value * n
+            self.count += n
+
+
+    class SafeTotal:
+        def __init__(self):
+            self.total = 0.0
+
+        def update(self, value):
+            if torch.is_tensor(value):
+                value = value.item()
+            self.total += value
+"""
+KEEPER_LOOP = """
+    import torch
+    from .keepers import {cls}
+
+
+    def fit(model, loader, opt):
+        keeper = {cls}()
+        for i, (x, y) in enumerate(loader):
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            {body}
+        return keeper
+"""
+
+
+@pytest.mark.parametrize("cls, body, expected", [
+    ("Total", "keeper.update(loss)", [(13, "TEN401")]),
+    # a sum made under no_grad holds no graph; a stored value keeps the one it was made with
+    ("Total", "with torch.no_grad():\n                keeper.update(loss)", []),
+    ("Window", "with torch.no_grad():\n                keeper.update(loss)", [(14, "TEN401")]),
+    # the loop binds the attribute anew on every pass, or empties it; a reset some passes skip resets nothing
+    ("Total", "keeper.total = 0.0\n            keeper.update(loss)", []),
+    ("Window", "keeper.values.clear()\n            keeper.update(loss)", []),
+    ("Total", "if i % 10 == 0:\n                keeper.total = 0.0\n            keeper.update(loss)", [(15, "TEN401")]),
+    # the loop's loss is built from what the keeper keeps: its graphs are needed
+    ("Window", "keeper.update(loss)\n            torch.stack(keeper.values[-2:]).mean().backward()", []),
+    # the usual average meter: the value times a count
+    ("AverageMeter", "keeper.update(loss, x.size(0))", [(13, "TEN401")]),
+    ("AverageMeter", "keeper.update(loss.item(), x.size(0))", []),
+    # a keeper that converts what it is given on some path keeps a number
+    ("SafeTotal", "keeper.update(loss)", []),
+])
+def test_what_a_keeper_of_another_module_keeps_at_the_loops_call(tmp_path, cls, body, expected):
+    """`keeper.update(loss)` once per step, the keeper's class in keepers.py: reported at the argument when the
+    value's graph outlives the step (analysis/per_step.py `kept_by_callee`, `resets_on_every_pass`,
+    `backpropagated_through`, `grad_off_at`)."""
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/keepers.py": KEEPERS,
+                     "pkg/train.py": KEEPER_LOOP.format(cls=cls, body=body)})
     package_index.reset()
     assert [(line, code) for line, code, _ in findings(tmp_path / "pkg" / "train.py")] == expected

@@ -705,6 +705,8 @@ def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
         return attached(expr.left, ctx, pos, depth + 1) or attached(expr.right, ctx, pos, depth + 1)
     if isinstance(expr, ast.UnaryOp):
         return attached(expr.operand, ctx, pos, depth + 1)
+    if isinstance(expr, ast.IfExp):  # `mse if lam else loss`: whichever runs
+        return attached(expr.body, ctx, pos, depth + 1) and attached(expr.orelse, ctx, pos, depth + 1)
     if isinstance(expr, ast.Call):
         func = expr.func
         if any(k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True

@@ -270,7 +270,7 @@ def _kept_by_callee(call, ctx):
                 per_step.backpropagated_through(where, k.attr):
             continue  # a sum made under no_grad holds no graph; the loop's loss is built from what it keeps
         attached = _attached_entries(k.argument, k.entries, ctx) if k.entries else \
-            [k.argument] if _carries_graph(k.argument, ctx) else []
+            [v for v in _elements([k.argument]) if _carries_graph(v, ctx)]  # `[mse, loss]` kept whole: its entries
         if not attached or per_step.resets_on_every_pass(where, k):
             continue
         shown, arg = ctx.text(k.argument), k.argument

@@ -438,6 +438,11 @@ KEEPER_LOOP = """
     ("AverageMeter", "keeper.update(loss.item(), x.size(0))", []),
     # a keeper that converts what it is given on some path keeps a number
     ("SafeTotal", "keeper.update(loss)", []),
+    # whichever branch runs is attached; a tuple kept whole keeps its entries' graphs
+    ("Window", "keeper.update(loss if i else 2 * loss)", [(13, "TEN401")]),
+    ("Window", "keeper.update(loss if i else loss.item())", []),
+    ("Window", "keeper.update((i, loss))", [(13, "TEN401")]),
+    ("Window", "keeper.update((i, loss.item()))", []),
 ])
 def test_what_a_keeper_of_another_module_keeps_at_the_loops_call(tmp_path, cls, body, expected):
     """`keeper.update(loss)` once per step, the keeper's class in keepers.py: reported at the argument when the

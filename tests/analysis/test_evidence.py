@@ -8,10 +8,13 @@ import textwrap
 
 import pytest
 
+from flake8_tensorcopy.analysis import evidence
 from flake8_tensorcopy.analysis.evidence import (LIKELY_TENSOR, MODULE, NDARRAY, PARAM, SURE_TENSOR, TENSOR,
                                                  TENSORISH, Kind, join)
 from flake8_tensorcopy.engine import core as engine
 from flake8_tensorcopy.rules import BY_CODE
+
+from tests.support.analysis_tools import context_at
 
 
 def test_a_kind_is_its_text():
@@ -122,3 +125,18 @@ def test_an_attribute_set_from_a_helper_defined_below_the_class_in_another_modul
     path = tmp_path / "pkg" / "build.py"
     found = engine.analyse(path.read_text(), str(path), [r for r in engine.RULES if r.default_on]).findings
     assert [(f.line, f.code) for f in found] == [(6, "TEN104")]
+
+
+@pytest.mark.parametrize("value, graph", [
+    ("loss if flag else 2 * loss", True),
+    ("loss if flag else loss.item()", False),  # one branch holds no graph: not attached on every path
+    ("loss.item() if flag else 0.0", False),
+])
+def test_a_conditional_expression_is_attached_when_both_branches_are(value, graph):
+    node, ctx = context_at(f"""
+        import torch
+        def step(model, x, flag):
+            loss = model(x).sum()
+            kept = {value}  # <-
+    """)
+    assert evidence.attached(node.value, ctx) is graph

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple, Optional
 
-from . import accumulators, hierarchy, losses, project, summaries, training
+from . import accumulators, api, hierarchy, losses, project, summaries, training
 from .facts import Bind, assigned, dotted, end_of, pos_of, self_attribute, walk
 from .position import at
 
@@ -190,6 +190,40 @@ def _kept_parameters(value, stmt, fn, params: set, frame) -> list[tuple[str, str
             if param in params:
                 return [(param, how)]
     return []
+
+
+def passed_at(value, stmt, step: Step, ctx) -> Optional[ast.expr]:
+    """What the step's call passes for the parameter of the enclosing method that the kept `value` of `stmt`
+    carries the graph of: `v` itself, or `v` through ops that keep a graph (`v.float()`, `2 * v`, `-v`);
+    None when `value` is made otherwise, or the parameter is rebound on some path to `stmt`. A keeper
+    shared by several objects is judged at each call (`avg.push(loss)` beside `hits.push(correct)`)."""
+    fn = method_of(ctx)
+    name = carried_parameter(value)
+    params = {a.arg for a in fn.args.args[1:] + fn.args.kwonlyargs} if fn is not None else set()
+    if name not in params or not _only_the_parameter(ctx.frame, name, stmt):
+        return None
+    return summaries.passed(fn, name, step.call, bound=True) if step.call.func is not None else None
+
+
+def carried_parameter(value) -> Optional[str]:
+    """The name whose graph `value` carries through graph-keeping ops alone, if it is made from one name."""
+    while True:
+        if isinstance(value, ast.Name):
+            return value.id
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+            value = value.operand
+        elif isinstance(value, ast.BinOp) and isinstance(value.op, ARITHMETIC):
+            if isinstance(value.left, ast.Constant):
+                value = value.right
+            elif isinstance(value.right, ast.Constant):
+                value = value.left
+            else:
+                return None
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and not value.args \
+                and not value.keywords and (op := api.method(value.func.attr)) is not None and op.keeps_grad:
+            value = value.func.value
+        else:
+            return None
 
 
 def _only_the_parameter(frame, name: str, stmt) -> bool:

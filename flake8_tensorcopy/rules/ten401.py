@@ -19,13 +19,15 @@ one or `self.log` that the class binds only to one). A method of a class of the 
 when a training loop calls it once per step (a loop of the file, or of another module of the package that names
 the class: a subclass's loop calling the inherited method as `self.forward_and_record(x, y)`) on one object
 bound before the loop (`meter.update(loss)`, `stats["loss"] = loss` for `__setitem__`), every call passes an
-attached value, and neither the method nor a method the loop calls on the object (`meter.reset()`) resets the
-attribute; when the class is in another module of the package, the finding is at the argument of the loop's call
-(`meter.update(loss)`, the value of `board["mse"] = loss`, or a keeper reached through another object's
-attribute: `tracker.meter.update(loss)` with `Tracker.__init__` setting `self.meter = Meter()`), where the fix
-goes. So is a method that keeps the entries of a container it is given (`sums.add([a, b])` with `for i, v in
-enumerate(values): self.sums[i] += v`, `terms[k]`, `terms.items()`), whatever module its class is in: what the
-entries are is known at the call. The loop may be up to two defs up (`self.train_step(x, y)` running
+attached value (or, for a value made from a parameter, `self.total += v.float()`, one such call does: a keeper
+shared by a loss and an accuracy is judged at each call), and neither the method nor a method the loop calls on
+the object (`meter.reset()`) resets the attribute; when the class is in another module of the package, the
+finding is at the argument of the loop's call (`meter.update(loss)`, the value of `board["mse"] = loss`, or a
+keeper reached through another object's attribute: `tracker.meter.update(loss)` with `Tracker.__init__` setting
+`self.meter = Meter()`), where the fix goes. So is a method that keeps the entries of a container it is given
+(`sums.add([a, b])` with `for i, v in enumerate(values): self.sums[i] += v`, `terms[k]`, `terms.items()`),
+whatever module its class is in: what the entries are is known at the call. The loop may be up to two defs up
+(`self.train_step(x, y)` running
 `self.meter.update(loss)`, a base class's loop in another module included), on the same object. A
 value counts as attached also when it is an attribute of an object that the loop backpropagates
 (`running += out.loss` with `out.loss.backward()`), or a term returned beside the sum that is
@@ -245,10 +247,14 @@ def _kept_across_calls(node, acc, key: str, values, ctx):
         return
     candidates = [v for v in _elements(values) if not isinstance(v, ast.Constant)]
     attached = [v for v in candidates if _carries_graph(v, ctx)]
-    steps = per_step.per_step_calls(attr, ctx) if attached else []  # asks the package: the costlier question
+    by_site = [v for v in candidates if v not in attached and per_step.carried_parameter(v) is not None]
+    # asks the package: the costlier question, only for a value attached here or made from a parameter
+    steps = per_step.per_step_calls(attr, ctx) if attached or by_site else []
     if isinstance(node, ast.AugAssign) or isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp):
         steps = [s for s in steps if not per_step.grad_off_at(s)]  # a sum made under no_grad holds no graph
-    if not steps:
+    attached += [v for v in by_site if any(_carries_graph(a, s.where) for s in steps
+                                           if (a := per_step.passed_at(v, node, s, ctx)) is not None)]
+    if not steps or not attached:
         return
     shown = ctx.text(attached[0])
     fix = tensor_fix(ctx, attached, [ctx.edit(v, as_receiver(ctx.text(v), v) + ".detach()") for v in attached],
@@ -313,9 +319,10 @@ def _elements(values):
 
 
 def _carries_graph(expr, ctx) -> bool:
+    """`expr` holds a graph, asked where `ctx` is: the rule's context, or a Position of a caller's call."""
     if numbers.graph_free(expr, ctx, 0):
         return False
-    return ctx.attached(expr) or losses.loss_entry(expr, ctx)
+    return evidence.attached(expr, ctx) or losses.loss_entry(expr, ctx)
 
 
 def _flows_into_loss(key: str, loop, ctx) -> bool:

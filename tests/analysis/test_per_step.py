@@ -181,3 +181,50 @@ def main(model, loader, opt):
 def test_a_parameter_called_like_a_function_runs_the_forward_of_the_class_callers_pass(passed, expected):
     """`criterion(out, y)` with every caller passing a `SplitLoss()` runs its `forward` (summaries.runs)."""
     assert codes(CALLED.format(passed=passed)) == expected
+
+
+SHARED = """
+import torch
+
+
+class Running:
+    def __init__(self):
+        self.total = torch.zeros(())
+
+    def push(self, v):
+        {keep}
+
+
+def train_epoch(model, loader, opt, crit):
+    loss_avg, hits = Running(), Running()
+    for x, y in loader:
+        out = model(x)
+        loss = crit(out, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        loss_avg.push({value})
+        hits.push((out.argmax(1) == y).sum())
+    return loss_avg.total
+
+
+def validate(model, loader, crit):
+    val_avg = Running()
+    with torch.no_grad():
+        for x, y in loader:
+            val_avg.push(crit(model(x), y))
+    return val_avg.total
+"""
+
+
+@pytest.mark.parametrize("keep, value, expected", [
+    ("self.total += v.float()", "loss", [(10, "TEN401")]),
+    ("self.total += 2 * v", "loss", [(10, "TEN401")]),
+    ("self.total += v.float()", "loss.item()", []),  # no per-step call passes a graph
+    ("self.total += v.float().item()", "loss", []),
+    ("v = v.detach()\n        self.total += v.float()", "loss", []),  # the parameter is rebound first
+])
+def test_a_shared_keeper_is_judged_at_each_per_step_call(keep, value, expected):
+    """`loss_avg.push(loss)` beside `hits.push(correct)` and a `no_grad` validation: the callers disagree on
+    what `v` is, but one per-step call passes a graph and the keeper keeps it (per_step.passed_at)."""
+    assert codes(SHARED.format(keep=keep, value=value)) == expected

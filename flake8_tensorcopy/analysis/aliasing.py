@@ -420,7 +420,7 @@ def _step(expr, ctx, on_array: bool = False) -> Optional[tuple[Step, ast.AST]]:
     if name == "numpy" and not expr.args:
         return Step(NUMPY, expr, ".numpy()"), recv
     op = api.method(name)
-    if op is not None and (op.gives_tensor or op.returns == "tensors") and not op.mutates:
+    if op is not None and (op.may_give_tensor or op.returns == "tensors") and not op.mutates:
         if op.alias == "view":
             return Step(DETACH if op.grad == "drops" else VIEW, expr, f".{name}()"), recv
         if op.alias == "alias":

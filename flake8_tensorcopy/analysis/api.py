@@ -1,6 +1,7 @@
 """Questions about torch's API, answered from the generated model in torch_api.py (never from torch)."""
 from __future__ import annotations
 
+import ast
 from typing import NamedTuple, Optional
 
 from . import torch_api
@@ -17,11 +18,16 @@ class Op(NamedTuple):
 
     @property
     def gives_tensor(self) -> bool:
+        """A tensor, whatever the arguments (`x.max(0)` is a (values, indices) tuple: see `tensor_result`)."""
+        return self.returns == "tensor"
+
+    @property
+    def may_give_tensor(self) -> bool:
         return self.returns in TENSOR_RESULTS
 
     @property
     def keeps_grad(self) -> bool:
-        return self.gives_tensor and self.grad != "drops"
+        return self.may_give_tensor and self.grad != "drops"
 
     @property
     def holds_graph(self) -> bool:
@@ -56,6 +62,27 @@ def drops_graph(name: str) -> bool:
     """`x.item()`, `x.detach()`, `x.argmax()`, `x.size()`: a Tensor method whose result never holds the graph."""
     op = method(name)
     return op is not None and not op.holds_graph
+
+
+def tensor_result(op: Op, call, method: bool) -> bool:
+    """The call of `op` gives a tensor: an op that always does, or one whose result is a tensor for some
+    arguments only, called without a dimension (`x.max()`, `torch.max(a, b)`; `x.max(0)`, `x.max(dim=1)`
+    and `torch.median(x, 0)` give a (values, indices) tuple, `x.nonzero(as_tuple=True)` a tuple)."""
+    if op.gives_tensor:
+        return True
+    if op.returns != "tensor|tensors":
+        return False
+    dims = call.args if method else call.args[1:]
+    return not any(k.arg in DIM_KEYWORDS for k in call.keywords) and not any(_int_constant(a) for a in dims)
+
+
+DIM_KEYWORDS = frozenset({"dim", "keepdim", "as_tuple"})
+
+
+def _int_constant(expr) -> bool:
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        expr = expr.operand
+    return isinstance(expr, ast.Constant) and type(expr.value) is int
 
 
 WHOLE_ALIASES = frozenset({"detach", "detach_", "requires_grad_", "data"})

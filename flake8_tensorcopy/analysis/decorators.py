@@ -10,6 +10,7 @@ from typing import Callable
 from .facts import DEFS, pos_of, walk
 
 GRAD_MODES = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad"})
+MUTATORS = frozenset({"pop", "popitem", "update", "setdefault", "clear", "__setitem__", "__delitem__"})  # of kwargs
 
 
 def passes_arguments(fn, ctx, callee: Callable) -> bool:
@@ -49,11 +50,26 @@ def wrapper_of_argument(deco) -> bool:
 
 
 def _forwards(wrapper, wrapped: str) -> bool:
+    """The wrapper calls `wrapped(*args, **kwargs)` with its own `*args` and `**kwargs`, which it neither
+    rebinds (`args = [a.numpy() for a in args]`) nor changes (`kwargs["x"] = ...`, `kwargs.pop("x")`)."""
     star, double = wrapper.args.vararg, wrapper.args.kwarg
-    if star is None or double is None:
+    if star is None or double is None or _changed(wrapper, {star.arg, double.arg}):
         return False
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == wrapped
                and [type(a) for a in n.args] == [ast.Starred] and isinstance(n.args[0].value, ast.Name)
                and n.args[0].value.id == star.arg and len(n.keywords) == 1 and n.keywords[0].arg is None
                and isinstance(n.keywords[0].value, ast.Name) and n.keywords[0].value.id == double.arg
                for n in walk(wrapper))
+
+
+def _changed(wrapper, names: set) -> bool:
+    for n in walk(wrapper):
+        if isinstance(n, ast.Name) and n.id in names and not isinstance(n.ctx, ast.Load):
+            return True
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id in names \
+                and not isinstance(n.ctx, ast.Load):
+            return True
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                and n.func.value.id in names and n.func.attr in MUTATORS:
+            return True
+    return False

@@ -116,7 +116,7 @@ def kind(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> Optional[K
             return TENSOR
         if isinstance(expr.value, ast.Name) and expr.value.id == "self":
             value = assigned_just_before(expr, ctx, pos)  # `self.acc = torch.zeros(n)` then `self.acc.to(d)`
-            held = _torch_call_kind(ctx.facts.qualname(value.func)) if isinstance(value, ast.Call) else None
+            held = _torch_call_kind(ctx.facts.qualname(value.func), value) if isinstance(value, ast.Call) else None
             held = held or self_attribute_kind(attr, ctx)
             if held is not None:
                 return held
@@ -339,11 +339,13 @@ def _batch_kind(loop, name: str, ctx: "Position") -> Optional[Kind]:
 
 
 def _is_loader(expr, loop, ctx: "Position") -> bool:
+    """A loader of tensor batches: a DataLoader the code builds with the default collation (a `collate_fn`
+    makes batches of whatever it returns), or one named so whose loop trains or runs under `no_grad`."""
     if isinstance(expr, ast.Name):
         b = ctx.frame.scope.binding_before(expr.id, pos_of(loop))
         if b is not None and isinstance(b.value, ast.Call) and (ctx.facts.qualname(b.value.func) or "").endswith(
                 "DataLoader"):
-            return True
+            return not any(k.arg == "collate_fn" or k.arg is None for k in b.value.keywords)
     return names.LOADER(dotted(expr)) and (id(loop) in ctx.facts.training_loops or id(loop) in ctx.facts.no_grad_loops)
 
 
@@ -371,7 +373,7 @@ def _call_kind(call: ast.Call, ctx: "Position", pos, depth: int) -> Optional[Kin
     if q:
         if q in ("copy.deepcopy", "copy.copy") and call.args:
             return kind(call.args[0], ctx, pos, depth + 1)
-        made = _torch_call_kind(q)
+        made = _torch_call_kind(q, call)
         if made is not None:
             return made
         if q.startswith("numpy."):
@@ -413,7 +415,7 @@ def _call_kind(call: ast.Call, ctx: "Position", pos, depth: int) -> Optional[Kin
                 recv = TENSOR
         if recv in TENSORISH:
             op = api.method(method)
-            return _result_kind(op, TENSOR if recv in SURE_TENSOR else LIKELY_TENSOR) if op else None
+            return _result_kind(op, TENSOR if recv in SURE_TENSOR else LIKELY_TENSOR, call) if op else None
         if _submodule_call(func, ctx):
             return LIKELY_TENSOR  # self.encoder(x): only the attribute's name says it holds a module
         return None
@@ -568,7 +570,7 @@ def _free_kind(value: ast.AST, ctx: "Position") -> Optional[Kind]:
     if not isinstance(value, ast.Call):
         return None
     q = ctx.facts.qualname(value.func)
-    made = _torch_call_kind(q)
+    made = _torch_call_kind(q, value)
     if made is not None:
         return made
     # self.grid = self.make_grid(...), self.window = band_matrix(n): a method runs once its module is loaded,
@@ -581,7 +583,7 @@ def _free_kind(value: ast.AST, ctx: "Position") -> Optional[Kind]:
         recv = _free_kind(value.func.value, ctx)
         if recv in TENSORISH:
             op = api.method(value.func.attr)
-            return _result_kind(op, TENSOR) if op else None
+            return _result_kind(op, TENSOR, value) if op else None
         if recv == MODULE and api.module_returns_self(value.func.attr):
             return MODULE
     return None
@@ -639,8 +641,8 @@ def _only_named(name: str, ctx: "Position", pos) -> bool:
     return bool(found) and all(b.kind == Bind.ARG and b.annotation is None for b in found)
 
 
-def _torch_call_kind(q: Optional[str]) -> Optional[Kind]:
-    """What a call of torch's `q` builds: a parameter, a module, an optimizer, or its API result."""
+def _torch_call_kind(q: Optional[str], call: ast.Call) -> Optional[Kind]:
+    """What `call`, a call of torch's `q`, builds: a parameter, a module, an optimizer, or its API result."""
     if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
         return PARAM
     if api.is_module_class(q):
@@ -648,13 +650,13 @@ def _torch_call_kind(q: Optional[str]) -> Optional[Kind]:
     if api.is_optimizer_class(q):
         return OPTIMIZER
     op = api.function(q)
-    return _result_kind(op, TENSOR) if op is not None else None
+    return _result_kind(op, TENSOR, call, method=False) if op is not None else None
 
 
-def _result_kind(op: api.Op, tensor: Kind) -> Optional[Kind]:
-    """The kind of a torch call's result: `tensor` (TENSOR, or LIKELY_TENSOR for a guessed receiver), an
-    ndarray, a number, or unknown (a tuple, a Size, ...)."""
-    if op.gives_tensor:
+def _result_kind(op: api.Op, tensor: Kind, call: ast.Call, method: bool = True) -> Optional[Kind]:
+    """The kind of `call`'s result, a call of torch's `op`: `tensor` (TENSOR, or LIKELY_TENSOR for a guessed
+    receiver), an ndarray, a number, or unknown (a tuple, a Size, ...)."""
+    if api.tensor_result(op, call, method):
         return tensor
     return {"ndarray": NDARRAY, "int": SCALAR, "float": SCALAR, "bool": SCALAR, "number": SCALAR}.get(op.returns)
 

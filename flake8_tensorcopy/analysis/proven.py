@@ -61,10 +61,11 @@ def _tensor(expr, ctx, pos, depth, callers=True) -> bool:
             return any(_tensor(a, ctx, pos, depth + 1, callers) for a in inputs)
         if q:
             op = api.function(q)
-            return (op is not None and op.gives_tensor) or q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+            return (op is not None and api.tensor_result(op, expr, method=False)) or \
+                q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
         if isinstance(expr.func, ast.Attribute):
             op = api.method(expr.func.attr)
-            if op is None or not op.gives_tensor:
+            if op is None or not api.tensor_result(op, expr, method=True):
                 return False  # x.storage_offset(), x.tolist(), arr.copy(): not a tensor
             return _tensor(expr.func.value, ctx, pos, depth + 1, callers)
         return False
@@ -89,11 +90,12 @@ def _tensor(expr, ctx, pos, depth, callers=True) -> bool:
 
 def constructor_passed(attr: str, ctx, depth: int = 0) -> bool:
     """`self.attr` of the enclosing class is set in `__init__` to a parameter that some call of the class
-    passes a tensor (`Jitter(torch.mean(x, 0))` for `self.scale = scale`): that object holds a tensor."""
+    passes a tensor (`Jitter(torch.mean(x, 0))` for `self.scale = scale`), and nowhere else in the class (a
+    method's `self.scale = [float(s) for s in self.scale]` may run first): that object holds a tensor."""
     cls = ctx.frame.cls
     init = hierarchy.method(cls, "__init__") if cls is not None else None
     frame = ctx.facts.function_frame(init) if init is not None else None
-    if frame is None:
+    if frame is None or len(summaries.self_assignments(cls, ctx).get(attr, ())) != 1:
         return False
     for stmt in walk(init):
         if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Name):

@@ -44,7 +44,8 @@ def proven_tensor(expr: ast.AST, ctx, depth: int = 0) -> bool:
     if isinstance(expr, ast.Name) and proven.backward_root(expr.id, ctx, pos):
         return True
     op = api.method(expr.func.attr) if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) else None
-    if op is not None and op.gives_tensor and not expr.args and proven_tensor(expr.func.value, ctx, depth + 1):
+    if op is not None and api.tensor_result(op, expr, method=True) and not expr.args \
+            and proven_tensor(expr.func.value, ctx, depth + 1):
         return True  # `v.detach()` of a proven `v`
     sides = [expr.left, expr.right] if isinstance(expr, ast.BinOp) else \
         [expr.left, *expr.comparators] if isinstance(expr, ast.Compare) and len(expr.comparators) == 1 \

@@ -97,8 +97,7 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis import aliasing, summaries
-from ..analysis import proven
+from ..analysis import aliasing, own_methods, proven, summaries
 from ..analysis.evidence import reaching
 from ..analysis.maybe_tensor import declared_tensor
 from ..analysis.display import only_shown
@@ -123,7 +122,7 @@ def check(node: ast.Call, ctx):
         call, why, make_fix = "torch.tensor()", WHY_COPY, _tensor_fix
     elif q in LEGACY and not node.keywords:
         call, why, make_fix = f"{q}()", WHY_ALIAS, _legacy_fix
-    elif isinstance(node.func, ast.Attribute) and node.func.attr == "new_tensor":
+    elif isinstance(node.func, ast.Attribute) and node.func.attr == "new_tensor" and _tensor_method(node, ctx):
         call, why, make_fix = "new_tensor()", WHY_COPY, _new_tensor_fix
     else:
         return
@@ -223,10 +222,19 @@ def _tensor_fix(node: ast.Call, arg, ctx):
     return ctx.replace(node, text, FixSafety.SAFE)
 
 
+def _tensor_method(node: ast.Call, ctx) -> bool:
+    """`base.new_tensor(...)` may be the Tensor method: `base` is no instance of a package class, and when a
+    class of the file defines a `new_tensor` of its own, `base` is proven a tensor."""
+    base = node.func.value
+    if summaries.receiver_class(base, ctx, ctx.pos) is not None:
+        return False
+    return not own_methods.may_be_own(node, ctx) or proven.tensor(base, ctx)
+
+
 def _new_tensor_fix(node: ast.Call, arg, ctx):
     base = node.func.value
-    if node.keywords or dotted(base) is None:
-        return None
+    if node.keywords or dotted(base) is None or not proven.tensor(base, ctx):
+        return None  # `t.to(base, copy=True)` needs a tensor `base`
     text = f"{as_receiver(ctx.text(arg), arg)}.detach().to({ctx.text(base)}, copy=True)"
     return ctx.replace(node, text, FixSafety.SAFE)
 

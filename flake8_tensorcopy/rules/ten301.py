@@ -58,7 +58,8 @@ best = {k: v.detach().clone() for k, v in model.state_dict().items()}
 ## Fix safety
 Unsafe: the snapshot becomes `copy.deepcopy(<module>.state_dict())` (adding `import copy`), or the
 comprehension's values get `.clone()`; this doubles the memory the snapshot holds, and code that relied
-on the snapshot tracking the live model changes behaviour.
+on the snapshot tracking the live model changes behaviour. No fix for `state_dict(keep_vars=True)`: its
+entries are the live Parameters and buffers, and deepcopy raises on a buffer holding a non-leaf tensor.
 
 ## Known problems
 Updates made by a function that receives the model (`run_epoch(model)`) are seen when the package
@@ -108,8 +109,15 @@ def check(node, ctx):
         deepcopy = _deepcopy_spelling(ctx)
         use = f"{deepcopy or 'copy.deepcopy'}({source})"
         imports = ("copy",) if deepcopy == "copy.deepcopy" else ()
-        fix = ctx.replace(value, use, FixSafety.UNSAFE, imports=imports) if deepcopy else None
+        fix = ctx.replace(value, use, FixSafety.UNSAFE, imports=imports) if deepcopy and not _keeps_vars(call) else None
     yield ctx.finding(value, fix, target=kept.shown, what=kept.what, why=why, use=use)
+
+
+def _keeps_vars(call: ast.Call) -> bool:
+    """`state_dict(keep_vars=True)` (or any value but False): its entries are the live Parameters and buffers,
+    and deepcopy raises on a buffer that holds a non-leaf tensor; the fix is left to the author."""
+    return any(k.arg == "keep_vars" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+               or k.arg is None for k in call.keywords) or len(call.args) >= 3
 
 
 def _meant_latest(key: str) -> bool:

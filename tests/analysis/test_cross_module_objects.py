@@ -452,3 +452,20 @@ def test_what_a_keeper_of_another_module_keeps_at_the_loops_call(tmp_path, cls, 
                      "pkg/train.py": KEEPER_LOOP.format(cls=cls, body=body)})
     package_index.reset()
     assert [(line, code) for line, code, _ in findings(tmp_path / "pkg" / "train.py")] == expected
+
+
+@pytest.mark.parametrize("other, expected", [
+    ("from .util import freeze\n\n\nfreeze([1.0])\n", [(2, "TEN104")]),
+    # another module passes an object of its class whose `detach` works in place: the name is its method
+    ("from .util import freeze\n\n\nclass Table:\n    def detach(self):\n        self.frozen = True\n"
+     "        return self\n\n\nfreeze(Table())\n", []),
+])
+def test_a_method_of_a_class_another_caller_passes_keeps_the_name_quiet(tmp_path, other, expected):
+    """`values.detach()` discarded in util.py: one caller passes a tensor, another an object of a package
+    class with a `detach` of its own (analysis/own_methods.py)."""
+    util = "def freeze(values):\n    values.detach()\n    return values\n"
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/util.py": util,
+                     "pkg/a.py": "import torch\n\nfrom .util import freeze\n\nfreeze(torch.randn(2))\n",
+                     "pkg/b.py": other})
+    package_index.reset()
+    assert [(line, code) for line, code, _ in findings(tmp_path / "pkg" / "util.py")] == expected

@@ -28,6 +28,13 @@ def timed(fn):
      "    return w\n", False),  # the arguments are converted
     ("def cached(fn):\n    def w(*args, **kwargs):\n        return fn(*args, **kwargs)\n    return fn\n", False),
     ("def two(fn, other):\n    def w(*args, **kwargs):\n        return fn(*args, **kwargs)\n    return w\n", False),
+    # the wrapper changes what it forwards: rebinds `args`, or changes `kwargs`
+    ("def numpy_io(fn):\n    def w(*args, **kwargs):\n        args = [a.numpy() for a in args]\n"
+     "        return fn(*args, **kwargs)\n    return w\n", False),
+    ("def strip(fn):\n    def w(*args, **kwargs):\n        kwargs.pop('device', None)\n"
+     "        return fn(*args, **kwargs)\n    return w\n", False),
+    ("def tag(fn):\n    def w(*args, **kwargs):\n        kwargs['tag'] = 1\n"
+     "        return fn(*args, **kwargs)\n    return w\n", False),
 ])
 def test_a_wrapper_that_forwards_its_arguments(source, passes):
     assert wrapper_of_argument(ast.parse(textwrap.dedent(source)).body[0]) is passes

@@ -1,6 +1,7 @@
 """The generated torch API model: up to date with the installed torch, and right on the facts rules lean on."""
 from __future__ import annotations
 
+import ast
 import importlib.util
 import sys
 from pathlib import Path
@@ -107,3 +108,26 @@ def test_a_numpy_function_of_a_tensor_is_a_tensor_for_every_rule():
               "    a.to(device)\n    b.to(device)\n    c.to(device)\n    d.to(device)\n")
     result = engine.analyse(source, "t.py", [r for r in engine.RULES if r.default_on])
     assert [(f.line, f.code) for f in result.findings] == [(8, "TEN104"), (9, "TEN104")]
+
+
+@pytest.mark.parametrize("text, method, tensor", [
+    ("x.max()", True, True),
+    ("x.max(0)", True, False),  # (values, indices)
+    ("x.max(dim=1)", True, False),
+    ("x.median(-1)", True, False),
+    ("x.max(y)", True, True),  # elementwise
+    ("x.nonzero()", True, True),
+    ("x.nonzero(as_tuple=True)", True, False),
+    ("torch.max(x)", False, True),
+    ("torch.max(x, 0)", False, False),
+    ("torch.max(x, y)", False, True),
+    ("torch.where(c, x, y)", False, True),
+    ("x.clone()", True, True),  # always a tensor
+    ("x.tolist()", True, False),
+])
+def test_a_result_that_is_a_tensor_for_some_arguments_only(text, method, tensor):
+    """`x.max(0)` is a (values, indices) tuple where `x.max()` is a tensor: a fix must not call `.detach()` on it."""
+    call = ast.parse(text, mode="eval").body
+    name = call.func.attr
+    op = api.method(name) if method else api.function(f"torch.{name}")
+    assert api.tensor_result(op, call, method) is tensor

@@ -168,3 +168,25 @@ def test_a_class_from_a_registry_dict_is_any_of_its_classes(other, guard, report
     class: dynamic dispatch through a registry)."""
     source = REGISTRY.replace("OTHER", other).replace("GUARD", guard)
     assert [f.code for f in _found(source, "TEN104")] == ["TEN104"] * reported
+
+
+COLLATED = """
+import torch
+from torch.utils.data import DataLoader
+
+
+def collate(items):
+    return torch.stack(items), torch.zeros(len(items))
+
+
+loader = DataLoader([torch.randn(3) for _ in range(4)], batch_size=2{collate})
+for x, y in loader:
+    x.to("cpu")
+"""
+
+
+@pytest.mark.parametrize("collate, reported", [("", True), (", collate_fn=collate", False)])
+def test_a_loader_with_its_own_collation_gives_batches_of_what_it_returns(collate, reported):
+    """A DataLoader's default collation gives tensors; a `collate_fn` gives whatever it returns (a batch object
+    whose `.to()` works in place, in the review's program)."""
+    assert bool(_found(COLLATED.format(collate=collate), "TEN104")) is reported

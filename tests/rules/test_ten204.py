@@ -193,3 +193,26 @@ def test_a_view_of_a_legacy_constructor_written_through_is_reported():
     text = ("import numpy as np\nimport torch\narr = np.ones((2, 3), np.float32)\nd = torch.from_numpy(arr[0])\n"
             "d2 = torch.FloatTensor(d).unsqueeze(0)\nd2 += 1\n")
     assert [f.code for f in analyse(text, "t.py", select_rules()).findings if f.code == "TEN204"] == ["TEN204"]
+
+
+@pytest.mark.parametrize("body, reported, fixed", [
+    # `x.max(0)` and `torch.max(x, 0)` give a (values, indices) tuple: `.detach()` on it would raise
+    ("scores = torch.randn(5)\nbest = torch.tensor(scores.max(0))\n", False, False),
+    ("scores = torch.randn(5)\nbest = torch.tensor(torch.max(scores, 0))\n", False, False),
+    ("scores = torch.randn(5)\nbest = torch.tensor(scores.max())\n", True, True),
+    # a class of the file with a `new_tensor` of its own: `pool` is no tensor
+    ("class Pool:\n    def new_tensor(self, x):\n        return x\n\n\npool = Pool()\n"
+     "kept = pool.new_tensor(torch.randn(3))\n", False, False),
+    ("class Pool:\n    def new_tensor(self, x):\n        return x\n\n\nbase = torch.zeros(2)\n"
+     "kept = base.new_tensor(torch.randn(3))\n", True, True),
+    # an attribute a method turns into a list before it is used
+    ("class Noise:\n    def __init__(self, sigma):\n        self.sigma = sigma\n\n    def configure(self):\n"
+     "        self.sigma = [float(s) for s in self.sigma]\n\n    def __call__(self, x):\n"
+     "        return torch.tensor(self.sigma)\n\n\nNoise(torch.ones(2))\n", False, False),
+])
+def test_what_the_review_of_unseen_programs_found(body, reported, fixed):
+    """Written programs run before and after the fix (docs/fix-review.md, review 14): a tuple-valued result,
+    a method of the file named `new_tensor`, an attribute rebound by another method."""
+    found = findings(body)
+    assert bool(found) is reported
+    assert all((f.fix is not None) is fixed for f in found)

@@ -163,3 +163,14 @@ def test_a_snapshot_named_for_the_latest_weights_is_what_it_says(name, reported)
     to hold the final weights; the deepcopy fix rolled them back by up to nine epochs. A name can keep the
     rule quiet, never make it fire: the same code with a `best` name is the best-weights bug."""
     assert bool(lines(LATEST.replace("NAME", name))) is reported
+
+
+@pytest.mark.parametrize("call, fixable", [
+    ("model.state_dict()", True),
+    ("model.state_dict(keep_vars=False)", True),
+    ("model.state_dict(keep_vars=True)", False),  # deepcopy raises on a buffer holding a non-leaf tensor
+])
+def test_a_snapshot_of_the_live_variables_is_reported_without_a_fix(call, fixable):
+    source = "import copy\n" + TRAIN.format(param="").replace("model.state_dict()", call)
+    assert lines(source) == [4]
+    assert (fix_source(source, "t.py", [BY_CODE["TEN301"]], unsafe=True).fixed != source) is fixable

@@ -202,7 +202,9 @@ def passed_at(value, stmt, step: Step, ctx) -> Optional[ast.expr]:
     params = {a.arg for a in fn.args.args[1:] + fn.args.kwonlyargs} if fn is not None else set()
     if name not in params or not _only_the_parameter(ctx.frame, name, stmt):
         return None
-    return summaries.passed(fn, name, step.call, bound=True) if step.call.func is not None else None
+    if summaries.callee(step.call, step.where, pos_of(step.call)) is not fn:
+        return None  # the loop calls the def that runs the method (`self.train_step(x, y)`): not its arguments
+    return summaries.passed(fn, name, step.call, bound=True)
 
 
 def carried_parameter(value) -> Optional[str]:

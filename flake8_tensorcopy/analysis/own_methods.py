@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-from . import hierarchy, project, summaries
+from . import summaries
 from .facts import Bind
 
 _asks: dict[str, Callable] = {}  # method name -> the question asked of every caller's argument (memo keys)
@@ -38,7 +38,6 @@ def _has_method(name: str) -> Callable:
     if name not in _asks:
         def ask(value, inner, pos, depth):
             cls = summaries.instance_class(value, inner, pos)
-            home = (project.home(cls) or inner.facts) if cls is not None else None
-            return cls is not None and hierarchy.resolved(cls, name, home) is not None
+            return cls is not None and summaries.class_method(cls, name, inner) is not None
         _asks[name] = ask
     return _asks[name]

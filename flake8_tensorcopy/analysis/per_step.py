@@ -322,8 +322,7 @@ def _may_rebind(call: ast.Call, attr: str, inner) -> bool:
     """`tracker.tick()` may bind `tracker.attr` anew: the method it runs assigns `self.attr`, or which method
     it runs is unknown."""
     cls = summaries.receiver_class(call.func.value, inner, pos_of(call))
-    home = (project.home(cls) or inner.facts) if cls is not None else None
-    method = hierarchy.resolved(cls, call.func.attr, home) if cls is not None else None
+    method = summaries.class_method(cls, call.func.attr, inner) if cls is not None else None
     if method is None:
         return True
     return any(isinstance(t, ast.Attribute) and self_attribute(t) == attr

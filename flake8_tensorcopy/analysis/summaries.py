@@ -44,7 +44,7 @@ def callee(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
         return None
     if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
             and ctx.frame.cls is not None):
-        return _own(ctx.frame.cls, func.attr, ctx)
+        return class_method(ctx.frame.cls, func.attr, ctx)
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):  # utils.split(...)
         b = ctx.frame.scope.binding_before(func.value.id, pos)
         if b is not None and b.kind == Bind.IMPORT:
@@ -66,16 +66,16 @@ def runs(call: ast.Call, ctx, pos) -> Optional[ast.AST]:
         cls = instance_class(func, ctx, pos)
         cls = cls or (parameter_class(func.id, ctx, pos) if _calls_instances(ctx.facts) else None)
     elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" \
-            and ctx.frame.cls is not None and _own(ctx.frame.cls, func.attr, ctx) is None:
+            and ctx.frame.cls is not None and class_method(ctx.frame.cls, func.attr, ctx) is None:
         cls = attribute_class(func.attr, ctx, pos)
     else:
         return None
     if not isinstance(cls, ast.ClassDef):
         return None
-    return _own(cls, "__call__", ctx) or _own(cls, "forward", ctx)
+    return class_method(cls, "__call__", ctx) or class_method(cls, "forward", ctx)
 
 
-def _own(cls: ast.ClassDef, name: str, ctx) -> Optional[ast.AST]:
+def class_method(cls: ast.ClassDef, name: str, ctx) -> Optional[ast.AST]:
     """The def `name` that an instance of `cls` (a class of the file or of a neighbouring module) runs: its
     own, or the one it inherits from a base class of the package."""
     return hierarchy.resolved(cls, name, project.home(cls) or project.analysed_home(cls) or ctx.facts)
@@ -100,7 +100,7 @@ def instance_method(func: ast.Attribute, ctx, pos) -> Optional[ast.AST]:
     if key not in memo:
         memo[key] = None
         cls = receiver_class(recv, ctx, pos)
-        memo[key] = _own(cls, func.attr, ctx) if isinstance(cls, ast.ClassDef) else None
+        memo[key] = class_method(cls, func.attr, ctx) if isinstance(cls, ast.ClassDef) else None
     return memo[key]
 
 
@@ -162,10 +162,10 @@ def held_call(call: ast.Call, ctx, pos, depth: int = 0) -> Optional[ast.AST]:
     func = call.func
     cls = ctx.frame.cls
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
-            and cls is not None and _own(cls, func.attr, ctx) is None):
+            and cls is not None and class_method(cls, func.attr, ctx) is None):
         return None
     made = attribute_class(func.attr, ctx, pos, depth)
-    return _own(made, "__call__", ctx) if made is not None else None
+    return class_method(made, "__call__", ctx) if made is not None else None
 
 
 def attribute_class(attr: str, ctx, pos, depth: int = 0, cls=None) -> Optional[ast.ClassDef]:

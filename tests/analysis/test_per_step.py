@@ -231,34 +231,8 @@ def test_a_shared_keeper_is_judged_at_each_per_step_call(keep, value, expected):
 
 
 def test_a_keeper_called_further_down_is_not_judged_by_the_loops_call_arguments():
-    """The loop calls `self.train_step(out, y)`, which runs `self.tally.push(y.sum().item())`: what the loop's
-    call passes (`out`, attached) is no argument of `push` (per_step.passed_at)."""
-    source = """
-import torch
-
-
-class Tally:
-    def __init__(self):
-        self.total = 0.0
-
-    def push(self, v):
-        self.total += v * 2
-
-
-class Trainer:
-    def __init__(self, model, opt):
-        self.model, self.opt, self.tally = model, opt, Tally()
-
-    def train_step(self, x, y):
-        loss = ((self.model(x) - y) ** 2).mean()
-        loss.backward()
-        self.opt.step()
-        self.tally.push({value})
-
-    def fit(self, loader):
-        for x, y in loader:
-            out = self.model(x)
-            self.train_step(out, y)
-"""
-    assert codes(source.format(value="y.sum().item()")) == []
-    assert codes(source.format(value="loss")) == [(10, "TEN401")]
+    """The loop calls `self.train_step(out, y)`, which runs `self.tally.add(y.sum().item())`: what the loop's
+    call passes (`out`, attached) is no argument of `add` (per_step.passed_at)."""
+    call = "out = self.model(x)\n            self.train_step(out, y)"
+    assert codes(TWO_UP.format(value="y.sum().item()", call=call)) == []
+    assert codes(TWO_UP.format(value="loss", call=call)) == [(10, "TEN401")]

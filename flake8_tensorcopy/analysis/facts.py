@@ -710,15 +710,16 @@ def self_attribute(node: ast.AST, subscripts: bool = False) -> Optional[str]:
     return None
 
 
-def assigned(stmt: ast.AST) -> list[tuple[ast.expr, ast.expr]]:
-    """(target, value) of an assignment, element by element for `self.a, self.b = x, y`; an element of a
-    tuple target whose value is not seen (`self.h, self.c = self.rnn(x)`) gets the whole value."""
+def assigned(stmt: ast.AST, whole: bool = True) -> list[tuple[ast.expr, ast.expr]]:
+    """(target, value) of an assignment, for each target of `a = b = v` and element by element for
+    `self.a, self.b = x, y`; an element of a tuple target whose value is not seen (`self.h, self.c =
+    self.rnn(x)`) gets the whole value, or is left out without `whole`."""
     found = []
     for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
         if isinstance(target, (ast.Tuple, ast.List)):
             value = stmt.value
             same = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
-            found += [(t, value.elts[i] if same else value) for i, t in enumerate(target.elts)]
+            found += [(t, value.elts[i] if same else value) for i, t in enumerate(target.elts) if same or whole]
         else:
             found.append((target, stmt.value))
     return found

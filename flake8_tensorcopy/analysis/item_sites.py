@@ -40,11 +40,12 @@ def as_call(target: ast.Subscript, value: ast.expr) -> ast.Call:
 
 
 def store_call(facts, stmt: ast.stmt):
-    """The `__setitem__` call that `obj[key] = value` (an assignment with that one target) runs, as
-    setitem_calls made it; None for any other statement."""
-    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript)):
+    """The `__setitem__` call that `obj[key] = value` (or `obj[key] = name = value`) runs, as setitem_calls
+    made it; None for any other statement."""
+    if not isinstance(stmt, ast.Assign):
         return None
     key = "store-calls"
     if key not in facts.memo:
         facts.memo[key] = {id(call.func.value): call for call, _ in setitem_calls(facts)}
-    return facts.memo[key].get(id(stmt.targets[0].value))
+    return next((facts.memo[key][id(t.value)] for t in stmt.targets
+                 if isinstance(t, ast.Subscript) and id(t.value) in facts.memo[key]), None)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Optional
 
 from . import evidence
 from .bindings import Bind, pos_of
-from .facts import entry_added, walk
+from .facts import assigned, entry_added, walk
 from .inplace import is_inplace_method, through_chain
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,6 +33,7 @@ class Store:
     node: ast.AST  # the statement or call that keeps the value
     value: ast.expr  # the kept expression: `x`, `x.detach()`, `x.data`
     holder: ast.expr  # what keeps it: the list, the dict, the object, or the other name
+    entry: bool = False  # kept as an entry of the holder: `holder[k] = value`
 
 
 def kept_name(value: ast.AST) -> Optional[str]:
@@ -49,19 +50,21 @@ def stores(facts, root: ast.AST) -> dict[str, list[Store]]:
     """Every store by reference under `root` (not inside nested defs' own scopes), by the kept name."""
     found: dict[str, list[Store]] = {}
 
-    def add(node, value, holder):
+    def add(node, value, holder, entry=False):
         name = kept_name(value)
         if name is not None:
-            found.setdefault(name, []).append(Store(node, value, holder))
+            found.setdefault(name, []).append(Store(node, value, holder, entry))
 
     for node in walk(root):
         added = entry_added(node)
         if added is not None:
             add(node, added[1], added[0])
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, (ast.Subscript, ast.Attribute, ast.Name)):
-                add(node, node.value, target.value if isinstance(target, ast.Subscript) else target)
+        elif isinstance(node, ast.Assign):  # `prev = p.grad`, `a = b = x`, `prev, cur = p.grad, q` pair by pair
+            for target, value in assigned(node, whole=False):
+                if isinstance(target, ast.Subscript):
+                    add(node, value, target.value, entry=True)
+                elif isinstance(target, (ast.Attribute, ast.Name)):
+                    add(node, value, target)
     for kept in found.values():
         kept.sort(key=lambda s: pos_of(s.node))
     return found
@@ -122,12 +125,7 @@ def kept_before(where: "Position", write: ast.AST, name: str) -> list[Store]:
     near = found[max(0, split - MAX_STORES):split] + found[split:split + MAX_STORES]
     return [s for s in near
             if _unbroken(where, scope, name, s.node, at) and live_after(s.holder, scope, at)
-            and (not isinstance(_target(s.node), ast.Subscript)
-                 or evidence.kind(s.holder, where, pos_of(s.node)) == evidence.CONTAINER)]
-
-
-def _target(node: ast.AST):
-    return node.targets[0] if isinstance(node, ast.Assign) else None
+            and (not s.entry or evidence.kind(s.holder, where, pos_of(s.node)) == evidence.CONTAINER)]
 
 
 def _rebindings(where: "Position", scope, name: str) -> list:

@@ -11,7 +11,7 @@ from typing import NamedTuple, Optional
 
 from . import accumulators, evidence, names, project, summaries, training
 from .evidence import MODULE
-from .facts import ADDERS, Bind, base_name, dotted, end_of, pos_of, walk
+from .facts import ADDERS, Bind, assigned, base_name, dotted, end_of, pos_of, walk
 
 SHALLOW_CALLS = frozenset({"dict", "collections.OrderedDict", "OrderedDict", "copy.copy"})
 ALIAS_METHODS = frozenset({"detach", "cpu", "to", "float", "contiguous", "requires_grad_", "view_as"})
@@ -65,34 +65,37 @@ class Kept(NamedTuple):
     per_step: bool
 
 
-def kept_snapshot(node, ctx) -> Optional[Kept]:
-    """The snapshot `node` (an assignment or an expression statement) keeps, or None: `best = sd`,
-    `self.best = sd`, `best["model"] = sd`, `self.states[epoch] = sd`, `ckpts.append(sd)`, and any of
-    those with `sd` inside a dict, list or tuple display."""
+def kept_snapshots(node, ctx) -> list[Kept]:
+    """The snapshots `node` (an assignment or an expression statement) keeps: `best = sd`,
+    `self.best = sd`, `best["model"] = sd`, `self.states[epoch] = sd`, `ckpts.append(sd)`, any of those
+    with `sd` inside a dict, list or tuple display, and each target of `best = last = sd` or of
+    `best_loss, best = loss.item(), sd` paired with its own element."""
     if isinstance(node, ast.Expr):
         found = accumulators.accumulation(node)
-        target, values = found if found is not None else (None, [])
-    elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and (
-            isinstance(node, ast.AnnAssign) or len(node.targets) == 1):
-        target = node.targets[0] if isinstance(node, ast.Assign) else node.target
-        values = [node.value]
+        pairs = [(found[0], found[1][0])] if found is not None and found[1] else []
+    elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+        pairs = assigned(node, whole=False)
     else:
-        return None
+        return []
+    return [kept for target, value in pairs if (kept := _kept(node, target, value, ctx)) is not None]
+
+
+def _kept(node, target, value, ctx) -> Optional[Kept]:
     holder = target
     while isinstance(holder, ast.Subscript):
         holder = holder.value
-    key = dotted(holder) if values else None
-    held = _held_snapshot(values[0], ctx) if key is not None else None
+    key = dotted(holder)
+    held = _held_snapshot(value, ctx) if key is not None else None
     if held is None:
         return None
-    value, (call, what) = held
+    shown_value, (call, what) = held
     keys = frozenset().union(*(accumulators.loop_keys(loop, ctx) for loop in ctx.frame.loops))
     per_step = isinstance(node, ast.Expr) or isinstance(target, ast.Subscript) and accumulators.per_step_key(
         target.slice, keys)
     shown = ctx.facts.segment(target) if isinstance(target, ast.Subscript) else key
     binds = holder is target and not isinstance(node, ast.Expr)
-    entry = not binds or value is not values[0]
-    return Kept(holder, key, shown, value, call, what, entry, binds, per_step)
+    entry = not binds or shown_value is not value
+    return Kept(holder, key, shown, shown_value, call, what, entry, binds, per_step)
 
 
 def _held_snapshot(value, ctx):

@@ -1,7 +1,8 @@
 """`state_dict()` snapshot kept without a copy while the module keeps training.
 
 ## What it does
-Flags `snapshot = model.state_dict()`, and the shallow "copies" `dict(...)`, `OrderedDict(...)`,
+Flags `snapshot = model.state_dict()` (also as one target of `best = last = ...` or one element of
+`best_loss, best = loss.item(), model.state_dict()`), and the shallow "copies" `dict(...)`, `OrderedDict(...)`,
 `.copy()`, `copy.copy(...)`, `{k: v for k, v in ....items()}`, `{k: v.detach() ...}`,
 `{k: v.cpu() ...}` of it (or of a name bound to it), when the snapshot outlives a later update of the
 module and is then read: reloaded with `load_state_dict`, compared, returned or saved. A later update is a training call
@@ -94,9 +95,12 @@ from .edits import tensor_replace
 
 
 def check(node, ctx):
-    kept = state_dicts.kept_snapshot(node, ctx)
-    if kept is None or _meant_latest(kept.key):
-        return
+    for kept in state_dicts.kept_snapshots(node, ctx):
+        if not _meant_latest(kept.key):
+            yield from _judged(node, kept, ctx)
+
+
+def _judged(node, kept, ctx):
     value, call = kept.value, kept.call
     why = _outlived_by_update(node, kept, state_dicts.module_root(call, ctx), ctx)
     if why is None:

@@ -357,6 +357,7 @@ STORES = """
     ("Board()", "loss.item()", []),
     ("Board()", "step", []),
     ("{}", "loss", []),  # a dict's entry is replaced each step: nothing accumulates
+    ("Board()", "last = loss", [(13, "TEN401")]),  # a chained store runs __setitem__ all the same
 ])
 def test_a_store_into_another_modules_setitem_keeper(tmp_path, made, value, expected):
     """`board["mse"] = loss` runs `Board.__setitem__` of board.py, which appends every value it is given

@@ -144,12 +144,19 @@ def fit(model, loader):
     ("ckpts.append(model.state_dict())", "ckpts", True, True),
     ('best = {"model": model.state_dict(), "epoch": epoch}', "best", True, False),
     ('ckpts.append(("m", [model.state_dict()]))', "ckpts", True, True),
+    ("score, best = 0.5, model.state_dict()", "best", False, False),   # element by element
+    ("best = last = model.state_dict()", "best", False, False),        # each target (the first here)
 ])
 def test_a_snapshot_kept_in_an_entry(line, key, entry, per_step):
     node, ctx = context_at(SNAPSHOT.format(line=line))
-    found = state_dicts.kept_snapshot(node, ctx)
+    found = state_dicts.kept_snapshots(node, ctx)[0]
     assert (found.key, found.entry, found.per_step, ast.unparse(found.value)) == (
         key, entry, per_step, "model.state_dict()")
+
+
+def test_each_target_of_a_chained_assignment_keeps_the_snapshot():
+    node, ctx = context_at(SNAPSHOT.format(line="best = ckpts[-1] = model.state_dict()"))
+    assert [(k.key, k.entry) for k in state_dicts.kept_snapshots(node, ctx)] == [("best", False), ("ckpts", True)]
 
 
 @pytest.mark.parametrize("line", [
@@ -158,10 +165,12 @@ def test_a_snapshot_kept_in_an_entry(line, key, entry, per_step):
     'best["opt"] = opt.state_dict()',
     "ckpts.append(model)",
     "print(model.state_dict())",
+    "best, score = copy.deepcopy(model.state_dict()), model.state_dict",
+    "best, score = model.state_dict().items()",   # unpacked, not paired: no element is the snapshot
 ])
 def test_copies_and_other_values_are_no_kept_snapshot(line):
     node, ctx = context_at(SNAPSHOT.format(line=line))
-    assert state_dicts.kept_snapshot(node, ctx) is None
+    assert state_dicts.kept_snapshots(node, ctx) == []
 
 
 # --- end to end ---
@@ -282,6 +291,38 @@ def test_snapshots_kept_in_entries_of_a_training_loop():
         return ckpts, copies
     """
     assert codes(source) == [(13, "TEN301"), (17, "TEN301")]
+
+
+def test_a_snapshot_paired_in_a_tuple_assignment():
+    source = """
+    def fit(model, opt, loader, evaluate):
+        best_score, best_state = 0.0, None
+        for epoch in range(10):
+            for x in loader:
+                loss = model(x).sum()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            score = evaluate(model)
+            if score > best_score:
+                best_score, best_state = score, model.state_dict()
+            last_score, last_state = score, model.state_dict()
+        model.load_state_dict(best_state)
+        return last_state
+    """
+    assert codes(source) == [(12, "TEN301")]  # not `last_state`: named for the latest weights
+
+
+@pytest.mark.parametrize("store, expected", [
+    ("prev = total", ["total"]),
+    ("prev, n = total, 0", ["total"]),          # element by element
+    ("prev = hist[-1] = total", ["total", "total"]),
+    ("prev, n = total", []),                    # unpacked rows are not the tensor itself
+])
+def test_stores_by_reference_pair_targets_with_values(store, expected):
+    tree = ast.parse(f"def f(total, hist):\n    {store}\n")
+    found = kept.stores(None, tree)
+    assert sorted(ast.unparse(s.value) for s in found.get("total", [])) == expected
 
 
 def test_snapshots_in_entries_read_before_training_stay_quiet():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from . import frameworks, names, project, summaries
+from . import frameworks, names, optimizers, project, summaries
 from .facts import Bind, base_name, children, dotted, pos_of, walk
 from .losses import GRAD_CALLS
 from .position import Position
@@ -30,8 +30,25 @@ def _trainings(facts, root, module) -> list:
     body = root.body if isinstance(root.body, list) else [root.body]
     frame = facts.function_frame(root) if root is not facts.tree else None
     frame = frame or facts.module_frame
-    return sorted(pos_of(n) for stmt in body for n in walk(stmt)
-                  if isinstance(n, ast.Call) and is_training_call(n, module, facts, frame.scope, frame))
+    calls = [n for stmt in body for n in walk(stmt)
+             if isinstance(n, ast.Call) and is_training_call(n, module, facts, frame.scope, frame)]
+    return sorted(pos_of(n) for n in _updating(calls, module, root, frame.scope, facts))
+
+
+def _updating(calls: list, module, root, scope, facts) -> list:
+    """The training calls that may change `module`'s weights. Where every optimizer step of the code is
+    known to update other modules only (`opt = SGD(student.parameters())`) and `module` shares no
+    parameters with them (analysis/optimizers.py), its backward passes and steps change nothing of it:
+    a teacher's snapshot does not move with the student's training."""
+    if module in (None, "self"):
+        return calls
+    steps = [c for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr == "step"]
+    stepped = [optimizers.stepped(c, scope, facts) for c in steps]
+    if not steps or any(s is None or module in s for s in stepped):
+        return calls
+    if not optimizers.kept_apart(module, root, scope, frozenset().union(*stepped), facts):
+        return calls
+    return [c for c in calls if not (isinstance(c.func, ast.Attribute) and c.func.attr in ("step", "backward"))]
 
 
 def is_training_call(call: ast.Call, module, facts, scope, frame=None, depth: int = 0) -> bool:

@@ -26,7 +26,9 @@ Not flagged: a snapshot read before any update (`torch.save(model.state_dict(), 
 into another module, `target.load_state_dict(model.state_dict())`), `torch.save(sd)` of a snapshot
 whose name does not say it is a frozen copy (`best`, `init`, `orig`, `prev`, ...) after training (that
 saves the final weights), a snapshot bound in every iteration and read after the loop, receivers that are not modules
-(optimizers, schedulers, scalers, metrics, engines, trainers, callbacks), classes that override
+(optimizers, schedulers, scalers, metrics, engines, trainers, callbacks), a module the code's
+optimizers do not hold (a teacher's snapshot, where every optimizer stepped is built from the student's
+`parameters()` and the teacher is only called, switched to eval or reloaded), classes that override
 `state_dict()`, dicts used as in-place loading targets (`sd[k].copy_(...)`, `sd[k] = ...`), snapshots
 read only for their keys (`sd.keys()`, `len(sd)`, `k in sd`), a checkpoint dict read later only for
 another entry (`ckpt = {"model": model.state_dict(), "epoch": epoch}`, then `ckpt["epoch"]`), calls

@@ -10,9 +10,9 @@ import ast
 
 from . import summaries
 from .bindings import end_of, pos_of
-from .facts import children
+from .facts import children, walk
 
-GRAD_CALLS = ("torch.autograd.grad", "torch.autograd.backward")
+GRAD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})  # autograd's functions that backpropagate
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
@@ -80,7 +80,7 @@ def unrelated_after(ctx, after, name: str) -> bool:
     z.backward()` after a lesson's write through an alias of `a`)."""
     scope = ctx.frame.scope
     later = [p for p in positions(ctx.facts, scope.node) if p > after]
-    roots: dict = {}
+    roots: dict = {p: set(names) for p, names in ctx.facts.index(_grad_roots, scope.node).items()}
     for root, places in scope.backward_at.items():
         for p in places:
             roots.setdefault(p, set()).add(root)
@@ -92,6 +92,19 @@ def unrelated_after(ctx, after, name: str) -> bool:
             if found is None or name in found:
                 return False
     return bool(later)
+
+
+def _grad_roots(facts, root) -> dict:
+    """Position -> the names `torch.autograd.grad(outputs, ...)` differentiates, where its outputs are a name
+    or a list or tuple of names (`torch.autograd.grad(z, y)`, `grad([a, b], x)`)."""
+    found = {}
+    for n in walk(root):
+        if isinstance(n, ast.Call) and facts.qualname(n.func) in GRAD_CALLS:
+            given = [k.value for k in n.keywords if k.arg in ("outputs", "tensors")] or n.args[:1]
+            outputs = given[0].elts if given and isinstance(given[0], (ast.List, ast.Tuple)) else given
+            if outputs and all(isinstance(o, ast.Name) for o in outputs):
+                found[pos_of(n)] = [o.id for o in outputs]
+    return found
 
 
 def _depends_on(name: str, ctx, pos, depth: int):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 from . import evidence
-from .bindings import Bind, pos_of
+from .bindings import Bind, end_of, pos_of
 from .facts import assigned, entry_added, walk
 from .inplace import is_inplace_method, through_chain
 
@@ -103,6 +103,22 @@ def same_object(scope, name: str, start, end) -> bool:
     keep the object)."""
     before, after = scope.reaching(name, start), scope.reaching(name, end)
     return bool(before) and {id(b) for b in before} == {id(b) for b in after}
+
+
+def new_each_pass(scope, name: str, loop: ast.AST) -> bool:
+    """`name` holds a new object in each pass of `loop`: the loop's target binds it (`for m in models`), or
+    a statement of its body does with anything but a method of the object itself (`m = Net()`, `m =
+    build(cfg)`; not `m = m.to(device)`, which gives a module back)."""
+    start, end = pos_of(loop), end_of(loop)
+    for b in scope.bindings.get(name, ()):
+        if not start <= b.pos <= end or b.kind in (Bind.AUG, Bind.ARG, Bind.IMPORT):
+            continue
+        value = b.value
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and isinstance(value.func.value, ast.Name) and value.func.value.id == name):
+            continue
+        return True
+    return False
 
 
 def stores_of(where: "Position", name: str) -> list[Store]:

@@ -11,9 +11,9 @@ import ast
 from typing import Optional
 
 from . import api, evidence, numbers, project, summaries
+from .backward import GRAD_CALLS
 from .facts import Bind, children, dotted, entry_added, pos_of, walk
 
-GRAD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
 SUMS = frozenset({"torch.stack", "torch.cat", "torch.sum"})
 
 

@@ -9,7 +9,7 @@ import ast
 
 from . import frameworks, names, optimizers, project, summaries
 from .facts import Bind, base_name, children, dotted, pos_of, walk
-from .losses import GRAD_CALLS
+from .backward import GRAD_CALLS
 from .position import Position
 
 MAX_DEPTH = 3  # package defs followed from a call that passes them the module

@@ -90,6 +90,7 @@ import ast
 import bisect
 
 from ..analysis import feasible, names, per_step, state_dicts, training
+from ..analysis import kept as kept_objects
 from ..analysis.bodies import loops
 from ..analysis.facts import Bind, end_of, pos_of
 from .model import FixAvailability, FixForm, FixSafety, Rule
@@ -188,6 +189,8 @@ def _outlived_by_update(node, kept, module, ctx):
             return "the training that follows"
     for loop in ctx.frame.loops:
         loop_start, loop_end = pos_of(loop), end_of(loop)
+        if module is not None and kept_objects.new_each_pass(ctx.frame.scope, module, loop):
+            continue  # `m = Net()` in each pass: later passes train another module
         if ((kept.per_step or _conditional_in(loop, start, ctx))
                 and _any_between(trainings, loop_start, loop_end, inclusive=True)
                 and any(p > loop_end or not _in_function(ctx, p) for p in reads)):

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from tests.support.analysis_tools import context_at
-from flake8_tensorcopy.analysis import state_dicts
+from tests.support.rule_tools import codes
+from flake8_tensorcopy.analysis import kept, state_dicts
 
 
 def described(source: str):
@@ -117,3 +118,48 @@ def test_module_root():
             best = net.encoder.state_dict()  # <-
     """)
     assert state_dicts.module_root(node.value, ctx) == "net"
+
+
+ENSEMBLE = """
+import torch
+
+def train_ensemble(loader, models, n=3):
+    states = []
+    {outside}
+    for i in range(n):
+        {inside}
+        opt = torch.optim.Adam(m.parameters())
+        for x, y in loader:
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(m(x), y).backward()
+            opt.step()
+        states.append(m.state_dict())
+    return states
+"""
+
+
+@pytest.mark.parametrize("outside, inside, expected", [
+    ("pass", "m = torch.nn.Linear(4, 2)", []),                           # a new module each pass
+    ("pass", "m = models[i]", []),
+    ("m = torch.nn.Linear(4, 2)", "pass", [(14, "TEN301")]),            # one module trained on and on
+])
+def test_snapshots_of_a_module_built_anew_in_each_pass_do_not_move(outside, inside, expected):
+    """kept.new_each_pass: the training of later passes trains another object (an ensemble, k folds)."""
+    assert codes(ENSEMBLE.format(outside=outside, inside=inside)) == expected
+
+
+@pytest.mark.parametrize("line, new", [
+    ("m = torch.nn.Linear(4, 2)", True),
+    ("m = build(cfg)", True),
+    ("m = m.to('cpu')", False),   # a module's .to() returns the module itself
+    ("m += 1", False),
+    ("other = torch.nn.Linear(4, 2)", False),
+])
+def test_a_name_bound_anew_in_each_pass(line, new):
+    node, ctx = context_at(f"""
+    def f(m, cfg, build):
+        for i in range(3):
+            {line}
+            print(m)  # <-
+    """)
+    assert kept.new_each_pass(ctx.frame.scope, "m", ctx.frame.loops[0]) is new

@@ -57,7 +57,11 @@ def test_a_data_write_whose_result_is_never_read_is_no_copy_taken(body, expected
     assert ["fixed" if f.fix is not None else "no fix" for f in found] == expected
 
 
-@pytest.mark.parametrize("backward, reported", [("z.backward()", False), ("c.sum().backward()", True)])
+@pytest.mark.parametrize("backward, reported", [
+    ("z.backward()", False), ("c.sum().backward()", True),
+    ("torch.autograd.grad(z, x)", False), ("torch.autograd.grad([z], [x])", False),  # review 15
+    ("torch.autograd.grad(c.sum(), [x])", True), ("torch.autograd.grad(outputs=z, inputs=x)", False),
+])
 def test_an_alias_write_before_a_backward_through_another_graph_breaks_nothing(backward, reported):
     source = ("import torch\n\na = torch.ones(3, 4, requires_grad=True)\nc = a * 2\ntensor = a.detach()\n"
               f"tensor[0] = 1\nx = torch.ones(3, requires_grad=True)\nz = (x * 2).sum()\n{backward}\n")

@@ -55,6 +55,35 @@ def after_return(ctx) -> bool:
     return memo[key]
 
 
+def result_backpropagated(ctx) -> bool:
+    """A caller in the file backpropagates what the function the point is in returns: `f(x).backward()`,
+    `(f(x) + reg).backward()`, or `loss = f(x)` then `loss.backward()` (an assembled loss handed back)."""
+    fn = ctx.frame.func
+    if not isinstance(fn, summaries.DEFS):
+        return False
+    key = ("result-backpropagated", id(fn))
+    memo = ctx.facts.memo
+    if key not in memo:
+        memo[key] = False
+        memo[key] = any(_backpropagated_at(call, where) for call, where in summaries.sites(fn, ctx))
+    return memo[key]
+
+
+def _backpropagated_at(call: ast.Call, where) -> bool:
+    scope = where.frame.scope
+    for n in walk(scope.node):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"):
+            continue
+        root = n.func.value
+        if any(part is call for part in walk(root)):
+            return True
+        if isinstance(root, ast.Name) and any(
+                b.value is not None and any(part is call for part in walk(b.value))
+                for b in scope.reaching(root.id, pos_of(n))):
+            return True
+    return False
+
+
 def _forward_of_trained_module(fn, ctx) -> bool:
     cls = ctx.frame.cls
     if fn.name != "forward" or cls is None or fn not in cls.body:

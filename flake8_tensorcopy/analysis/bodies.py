@@ -79,14 +79,21 @@ def _last_writes(facts, body) -> dict:
     return found
 
 
+PASS_ELEMENTS = frozenset({"zip", "enumerate", "iter", "reversed", "list", "tuple"})  # give their arguments' items
+
+
 def _last_computed_with(facts, body) -> dict:
     found: dict = {}
+    items: dict = {}  # a loop or comprehension variable -> the name or chain whose items it takes
     for node in walk(body):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            items.update(_item_sources(node.target, node.iter))
         if isinstance(node, ast.BinOp):
             operands = [_held_in(o) for o in (node.left, node.right)]
         elif isinstance(node, ast.Call):
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            operands = [] if names.NOT_A_COMPUTATION(callee) else [_held_in(a) for a in node.args]
+            passed = isinstance(node.func, ast.Name) and callee in PASS_ELEMENTS  # its items are judged as used
+            operands = [] if names.NOT_A_COMPUTATION(callee) or passed else [_held_in(a) for a in node.args]
             op = api.method(callee) if isinstance(node.func, ast.Attribute) else None
             if isinstance(node.func, ast.Attribute) and (op is None or op.holds_graph or op.mutates):
                 operands.append(_held_in(node.func.value))
@@ -94,7 +101,25 @@ def _last_computed_with(facts, body) -> dict:
             continue
         for operand in filter(None, operands):
             found[operand] = max(found.get(operand, (0, 0)), pos_of(node))
+    for item, source in items.items():  # `(p - p0)` for `p0` of `zip(params, start)`: `start` is computed with
+        if item in found and source != item:
+            found[source] = max(found.get(source, (0, 0)), found[item])
     return found
+
+
+def _item_sources(target: ast.AST, iterable: ast.AST) -> dict:
+    """Loop variables and the name or chain whose items they take: `for x in xs` (x: xs), `for i, x in
+    enumerate(xs)` (x: xs), `for a, b in zip(xs, ys)` (a: xs, b: ys)."""
+    func = iterable.func.id if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) else None
+    if func == "enumerate" and iterable.args and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        return _item_sources(target.elts[1], iterable.args[0])
+    if func == "zip" and isinstance(target, ast.Tuple) and len(target.elts) == len(iterable.args):
+        found = {}
+        for elt, arg in zip(target.elts, iterable.args):
+            found.update(_item_sources(elt, arg))
+        return found
+    source = _held_in(iterable)
+    return {target.id: source} if isinstance(target, ast.Name) and source is not None else {}
 
 
 def _held_in(operand: ast.AST):

@@ -112,7 +112,7 @@ def _call_trains(call: ast.Call, facts, frame, depth: int) -> bool:
             or name in frameworks.TRAINS_ARGUMENT or (names.TRAINER(base_name(func.value)) and name in TRAINER_RUNS)):
         return True
     if facts.qualname(func) in GRAD_CALLS:
-        return True
+        return not differentiable_grad(call)
     fn = summaries.callee(call, Position(facts, frame, pos_of(call)), pos_of(call)) if frame is not None else None
     if isinstance(fn, summaries.DEFS):
         return depth < MAX_DEPTH and code_trains(fn, facts, depth + 1)
@@ -240,8 +240,9 @@ def _steps_through_a_call(fn, ctx) -> bool:
 
 def trains(loop, ctx) -> bool:
     """The loop backpropagates or steps an optimizer the torch way: `loss.backward()`,
-    `accelerator.backward(loss)`, `torch.autograd.grad(...)`, `optimizer.step()`; a hand-written
-    `model.backward(out, y, lr)` or `env.step(action)` alone does not make a torch training loop."""
+    `accelerator.backward(loss)`, `torch.autograd.grad(...)` (not with `create_graph=True`),
+    `optimizer.step()`; a hand-written `model.backward(out, y, lr)` or `env.step(action)` alone does not
+    make a torch training loop."""
     if not any(q == "torch" or q.startswith("torch.") for q in ctx.facts.aliases.values()):
         return False
     for n in walk(loop):
@@ -253,9 +254,16 @@ def trains(loop, ctx) -> bool:
                 return True
             if func.attr == "step" and names.OPTIMIZER_NAME(_receiver_name(func.value)):
                 return True
-        if ctx.facts.qualname(func) in GRAD_CALLS:
+        if ctx.facts.qualname(func) in GRAD_CALLS and not differentiable_grad(n):
             return True
     return False
+
+
+def differentiable_grad(call: ast.Call) -> bool:
+    """`torch.autograd.grad(..., create_graph=True)`: gradients that are themselves part of a graph (a
+    meta-learning inner step, a gradient penalty), computed to be backpropagated later, not a step."""
+    return any(k.arg == "create_graph" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+               for k in call.keywords)
 
 
 def _receiver_name(expr) -> str:

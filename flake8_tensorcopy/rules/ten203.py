@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis import kept, losses, training
+from ..analysis import backward, kept, losses, summaries, training
 from ..analysis.bodies import last_computed_with, last_writes
 from ..analysis.clones import kept_clones
 from ..analysis.evidence import PARAM
@@ -98,13 +98,22 @@ def _report(expr, ctx, why, snapshot=None, params_only=False):
     for clone in kept_clones(expr):
         source = clone.func.value
         param = snapshot and ctx.kind(source) == PARAM
-        if param and not _fed_back(snapshot, ctx):
-            continue  # a parameter's clone only compared or logged holds no activations
+        if param and not (_fed_back(snapshot, ctx) and _backpropagated_later(snapshot, ctx)):
+            continue  # a parameter's clone only compared or logged, or never backpropagated, holds no activations
         if params_only and not param:
             continue  # `skip = x.clone()` added back in the same step: the gradient through it is wanted
         if ctx.attached(source):
             fix = tensor_fix(ctx, [clone.func.value], (before_method(ctx, clone.func, "detach()."),), FixSafety.UNSAFE)
             yield ctx.finding(clone, fix, source=ctx.text(source), why=why)
+
+
+def _backpropagated_later(name: str, ctx) -> bool:
+    """A backward may run through what is computed with the clone: later in the function, in a loop around
+    it that trains, in a caller of a function that returns a value; for `self.w0`, anywhere (another
+    method's loss). Not in a function that returns nothing and backpropagates nothing (a unit test)."""
+    return (name.startswith("self.") or backward.after_in_function(ctx, ctx.pos)
+            or any(r.value is not None for r in summaries.returns(ctx.frame.func))
+            or any(training.torch_training(loop, ctx) for loop in ctx.frame.loops))
 
 
 def _kept_beyond_step(name: str, ctx) -> bool:

@@ -143,7 +143,8 @@ from __future__ import annotations
 import ast
 import os
 
-from ..analysis import accumulators, evidence, item_sites, lightning, losses, numbers, per_step, training
+from ..analysis import (accumulators, backward, evidence, item_sites, lightning, losses, numbers, per_step,
+                        training)
 from ..analysis.clones import kept_clones
 from ..analysis.facts import dotted, self_attribute, walk
 from ..analysis.losses import backpropagated_elements, keys_in, loss_keys
@@ -329,16 +330,19 @@ def _flows_into_loss(key: str, loop, ctx) -> bool:
     """The accumulator is backpropagated (through any names built from it), or it is returned
     from a loop that neither calls backward() nor steps an optimizer itself (a loss assembled over
     several pieces; a loop that steps has had its backward, in a helper such as `training_step`)."""
-    if key in loss_keys(ctx):
-        return True
+    if key in loss_keys(ctx) or (_returned(key, ctx) and backward.result_backpropagated(ctx)):
+        return True  # backpropagated here, or returned to a caller that backpropagates it
     if training.calls_backward(loop, ctx) or training.steps_optimizer(loop, ctx) or training.calls_step(loop, ctx):
         return False
+    return _returned(key, ctx)
+
+
+def _returned(key: str, ctx) -> bool:
+    """The function returns (or yields) the accumulator, or a value built from it."""
     func = ctx.frame.func
     body = func if func is not None else ctx.facts.tree
-    for n in walk(body):
-        if isinstance(n, (ast.Return, ast.Yield)) and n.value is not None and key in keys_in(n.value):
-            return True
-    return False
+    return any(isinstance(n, (ast.Return, ast.Yield)) and n.value is not None and key in keys_in(n.value)
+               for n in walk(body))
 
 
 RULE = Rule(

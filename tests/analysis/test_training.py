@@ -6,6 +6,7 @@ import ast
 import pytest
 
 from tests.support.analysis_tools import context_at
+from tests.support.rule_tools import codes
 from flake8_tensorcopy.analysis import training
 
 
@@ -131,3 +132,45 @@ def test_a_loop_over_models_steps_the_optimizer_its_target_selects(step, over_mo
                 {step}
     """, ast.For)
     assert training.over_models(node, ctx) is over_models
+
+
+META = """
+import torch
+
+
+class Meta:
+    def inner(self, w, x):
+        g, = torch.autograd.grad((w * x).pow(2).sum(), w{create})
+        return w - 0.1 * g
+
+    def meta_forward(self, w, xs):
+        loss = torch.tensor(0.0)
+        for x in xs:
+            loss += (self.inner(w, x) * x).pow(2).sum()
+        return loss
+
+    def run(self, w, opt, tasks):
+        opt.zero_grad()
+        self.meta_forward(w, tasks).backward()
+        opt.step()
+"""
+
+
+@pytest.mark.parametrize("create, expected", [
+    (", create_graph=True", []),  # review 15: a differentiable inner step; the sum is the meta-loss
+    ("", []),                     # a first-order inner step: the sum is still the loss the caller backpropagates
+])
+def test_a_sum_returned_to_a_caller_that_backpropagates_it_is_the_loss(create, expected):
+    assert codes(META.format(create=create)) == expected
+
+
+def test_a_differentiable_gradient_is_no_training_step():
+    node, ctx = context_at("""
+    import torch
+    def f(w, xs):
+        for x in xs:
+            g, = torch.autograd.grad(w.sum(), w, create_graph=True)
+            h, = torch.autograd.grad(g.sum(), w)  # <-
+    """)
+    graph, step = (s.value for s in ctx.frame.loops[0].body)
+    assert training.differentiable_grad(graph) and not training.differentiable_grad(step)

@@ -8,7 +8,7 @@ import ast
 import pytest
 
 from tests.support.edit_tools import apply_edits
-from tests.support.rule_tools import call_at, case_findings, codes, fixture_cases
+from tests.support.rule_tools import call_at, case_findings, codes, findings_of, fixture_cases
 
 # what a fix writes and means is tested whether or not its form is offered yet (tests/rules/test_fix_record.py)
 pytestmark = pytest.mark.usefixtures("every_fix_offered")
@@ -202,3 +202,29 @@ def test_a_self_list_of_a_function_outside_any_class_is_asked_of_the_function():
         return wrapper
     """
     assert codes(source) == []
+
+
+PARAMETER_CLONES = """
+import torch
+
+
+def f(actor, opt, batches, net):
+    {clone}
+    {use}
+"""
+
+
+@pytest.mark.parametrize("clone, use, reported", [
+    # review 15: a unit test that never backpropagates compares the weights with a clone
+    ("w0 = net.weight.clone()", "assert torch.allclose(net.weight, w0 + 0.3)", False),
+    ("w0 = net.weight.clone()", "(net.weight - w0).pow(2).sum().backward()", True),
+    # review 15: every use of the clones detaches them, item by item through zip
+    ("start = [p.clone() for p in actor.parameters()]",
+     "sum(((p - p0.detach()) ** 2).sum() for p, p0 in zip(actor.parameters(), start)).backward()", False),
+    ("start = [p.clone() for p in actor.parameters()]",
+     "sum(((p - p0) ** 2).sum() for p, p0 in zip(actor.parameters(), start)).backward()", True),
+    ("start = [p.clone() for p in actor.parameters()]",
+     "sum(((p - p0) ** 2).sum() for i, p0 in enumerate(start)).backward()", True),
+])
+def test_a_parameters_clone_matters_only_computed_with_and_backpropagated(clone, use, reported):
+    assert bool(findings_of(PARAMETER_CLONES.format(clone=clone, use=use), "TEN203")) is reported

@@ -87,7 +87,7 @@ def _last_computed_with(facts, body) -> dict:
     items: dict = {}  # a loop or comprehension variable -> the name or chain whose items it takes
     for node in walk(body):
         if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            items.update(_item_sources(node.target, node.iter))
+            items.update(item_sources(node.target, node.iter))
         if isinstance(node, ast.BinOp):
             operands = [_held_in(o) for o in (node.left, node.right)]
         elif isinstance(node, ast.Call):
@@ -107,17 +107,24 @@ def _last_computed_with(facts, body) -> dict:
     return found
 
 
-def _item_sources(target: ast.AST, iterable: ast.AST) -> dict:
+def item_sources(target: ast.AST, iterable: ast.AST) -> dict:
     """Loop variables and the name or chain whose items they take: `for x in xs` (x: xs), `for i, x in
-    enumerate(xs)` (x: xs), `for a, b in zip(xs, ys)` (a: xs, b: ys)."""
+    enumerate(xs)` (x: xs), `for a, b in zip(xs, ys)` (a: xs, b: ys), `for k, v in sd.items()` and `for v in
+    sd.values()` (v: sd)."""
     func = iterable.func.id if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) else None
+    method = iterable.func.attr if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) \
+        and not iterable.args else None
     if func == "enumerate" and iterable.args and isinstance(target, ast.Tuple) and len(target.elts) == 2:
-        return _item_sources(target.elts[1], iterable.args[0])
+        return item_sources(target.elts[1], iterable.args[0])
     if func == "zip" and isinstance(target, ast.Tuple) and len(target.elts) == len(iterable.args):
         found = {}
         for elt, arg in zip(target.elts, iterable.args):
-            found.update(_item_sources(elt, arg))
+            found.update(item_sources(elt, arg))
         return found
+    if method == "values":  # `for v in sd.values()`: entries of `sd`
+        return item_sources(target, iterable.func.value)
+    if method == "items" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        return item_sources(target.elts[1], iterable.func.value)
     source = _held_in(iterable)
     return {target.id: source} if isinstance(target, ast.Name) and source is not None else {}
 

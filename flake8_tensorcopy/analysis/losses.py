@@ -205,6 +205,17 @@ def _element_of(expr) -> Optional[str]:
     return None
 
 
+def returned_keys(ctx) -> set:
+    """Every name and attribute path in what the function around `ctx` (or the module) returns or yields."""
+    func = ctx.frame.func
+    return ctx.facts.index(_returned_keys, func if func is not None else ctx.facts.tree)
+
+
+def _returned_keys(facts, body) -> set:
+    return {k for n in walk(body) if isinstance(n, (ast.Return, ast.Yield)) and n.value is not None
+            for k in keys_in(n.value)}
+
+
 def keys_in(expr) -> set:
     """Every name and attribute path in `expr`."""
     keys = set()

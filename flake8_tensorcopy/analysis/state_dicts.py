@@ -10,6 +10,7 @@ import os
 from typing import NamedTuple, Optional
 
 from . import accumulators, evidence, names, project, summaries, training
+from .bodies import item_sources
 from .evidence import MODULE
 from .facts import ADDERS, Bind, assigned, base_name, dotted, end_of, pos_of, walk
 
@@ -232,24 +233,31 @@ def _keys_read(facts, body) -> dict:
 
 
 def used_as_loading_target(ctx, name: str) -> bool:
-    """`sd[k].copy_(...)`, `sd[k] = ...`, `sd.update(...)`: a dict edited on purpose."""
-    func = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    return name in ctx.facts.index(_loading_targets, func)
+    """`sd[k].copy_(...)`, `sd[k] = ...`, `sd.update(...)`, or an entry written in place while iterating
+    over it (`for v, new in zip(sd.values(), flat): v.data = new`): a dict edited on purpose. For
+    `self.sd`, in any method of the class."""
+    cls = ctx.frame.cls if name.startswith("self.") else None
+    root = cls if cls is not None else ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    return name in ctx.facts.index(_loading_targets, root)
 
 
-def _loading_targets(facts, func) -> set:
-    found = set()
-    for n in walk(func):
-        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and isinstance(n.ctx, ast.Store):
-            found.add(n.value.id)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+def _loading_targets(facts, root) -> set:
+    found, items = set(), {}
+    for n in walk(root):
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+            items.update(item_sources(n.target, n.iter))
+    for n in walk(root):
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
+            found.add(dotted(n.value))
+        elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and n.attr == "data":
+            found.add(items.get(dotted(n.value)))  # `v.data = new` for an entry `v`
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
             recv, method = n.func.value, n.func.attr
-            if isinstance(recv, ast.Subscript) and method.endswith("_"):
-                recv = recv.value  # sd[k].copy_(...)
-            elif method not in ("update", "pop", "setdefault"):
-                continue
-            if isinstance(recv, ast.Name):
-                found.add(recv.id)
+            if method.endswith("_") and not method.startswith("_"):
+                found.add(dotted(recv.value) if isinstance(recv, ast.Subscript) else items.get(dotted(recv)))
+            elif method in ("update", "pop", "setdefault"):
+                found.add(dotted(recv))
+    found.discard(None)
     return found
 
 

@@ -19,7 +19,9 @@ Not flagged: clones of inputs, masks, indices or tokens (no graph evidence), clo
 `.detach().clone()` / `.clone().detach()`, clones used within the step, and working copies written in
 place afterwards (`target = h.clone(); target[mask] = 0`), whatever their name; a parameter's clone kept on
 `self` (`self.weight_before = self.layer.weight.clone()`) that its class only compares or logs, a
-parameter's clone read only through what holds no graph (`w0.size()`, `w0.data`, `w0.dim()`), and clones
+parameter's clone read only through what holds no graph (`w0.size()`, `w0.data`, `w0.dim()`, each item
+detached where used: `p0.detach()` for `p0` of `zip(params, start)`), or in a function that neither
+backpropagates nor returns anything (a unit test comparing weights with it), and clones
 appended to a list that code which does not train then computes with (a scan's states stacked into the
 layer's output: the caller's backward needs their gradient).
 

@@ -29,7 +29,9 @@ saves the final weights), a snapshot bound in every iteration and read after the
 (optimizers, schedulers, scalers, metrics, engines, trainers, callbacks), a module the code's
 optimizers do not hold (a teacher's snapshot, where every optimizer stepped is built from the student's
 `parameters()` and the teacher is only called, switched to eval or reloaded), classes that override
-`state_dict()`, dicts used as in-place loading targets (`sd[k].copy_(...)`, `sd[k] = ...`), snapshots
+`state_dict()`, dicts used as in-place loading targets (`sd[k].copy_(...)`, `sd[k] = ...`, entries
+written while iterating, `for v, new in zip(sd.values(), flat): v.data = new`, in any method for
+`self.sd`), the snapshots of a module built anew in each pass of a loop (an ensemble, k folds), snapshots
 read only for their keys (`sd.keys()`, `len(sd)`, `k in sd`), a checkpoint dict read later only for
 another entry (`ckpt = {"model": model.state_dict(), "epoch": epoch}`, then `ckpt["epoch"]`), calls
 named for training that do not involve the module (`pca.fit(features)`), and a snapshot named for the
@@ -175,6 +177,8 @@ def _outlived_by_update(node, kept, module, ctx):
         if not kept.entry and state_dicts.used_as_loading_target(ctx, key):
             return None
     else:
+        if not kept.entry and state_dicts.used_as_loading_target(ctx, key):
+            return None  # `self.sd` loaded into entry by entry, in this method or another
         reads = [p for p in state_dicts.attribute_reads(ctx, key, start, end) if p not in written_only]
         if not reads:  # read only by another class: `load_state_dict(callback.best_state_dict)`
             return state_dicts.reloaded_by_a_training_class(key, ctx) or _kept_for_caller(node, key, ctx)

@@ -63,8 +63,10 @@ calls that reaches the same object: `self.finish_episode()` emptying `self.saved
 emptying the global `critic.saved_values` it backpropagates); an accumulator bound anew at every optimizer
 step around a loop that backpropagates micro-batches and steps nothing (gradient accumulation: the graphs of
 one step at most, however many steps run); accumulators that are backpropagated
-(`total_loss.backward()`, `torch.stack(losses).sum().backward()`) or returned from a loop that does not
-itself call `backward()` (a loss built over several pieces); values computed under `torch.no_grad()`, and
+(`total_loss.backward()`, `torch.stack(losses).sum().backward()`), returned to a caller of the file that
+backpropagates it (`self.meta_forward(w, tasks).backward()`), or returned from a loop that does not
+itself call `backward()` (a loss built over several pieces; `torch.autograd.grad(..., create_graph=True)`
+is no step, its gradients are part of the graph); values computed under `torch.no_grad()`, and
 sums made there (a tensor made with grad on and stored there keeps its graph), also by a keeper's method
 called there (`with torch.no_grad(): meter.update(loss)` for `self.total += value`); a keeper whose
 attribute the loop binds anew or empties on every pass (`meter.total = 0.0`, `meter.rows.clear()`), whose
@@ -146,8 +148,8 @@ import os
 from ..analysis import (accumulators, backward, evidence, item_sites, lightning, losses, numbers, per_step,
                         training)
 from ..analysis.clones import kept_clones
-from ..analysis.facts import dotted, self_attribute, walk
-from ..analysis.losses import backpropagated_elements, keys_in, loss_keys
+from ..analysis.facts import dotted, self_attribute
+from ..analysis.losses import backpropagated_elements, loss_keys, returned_keys
 from .model import FixAvailability, FixForm, FixSafety, Rule, Trigger
 from .edits import as_receiver, tensor_fix
 
@@ -339,10 +341,7 @@ def _flows_into_loss(key: str, loop, ctx) -> bool:
 
 def _returned(key: str, ctx) -> bool:
     """The function returns (or yields) the accumulator, or a value built from it."""
-    func = ctx.frame.func
-    body = func if func is not None else ctx.facts.tree
-    return any(isinstance(n, (ast.Return, ast.Yield)) and n.value is not None and key in keys_in(n.value)
-               for n in walk(body))
+    return key in returned_keys(ctx)
 
 
 RULE = Rule(

@@ -2,6 +2,8 @@
 import ast
 from pathlib import Path
 
+import pytest
+
 from flake8_tensorcopy.analysis import bodies
 from flake8_tensorcopy.analysis.guards import type_tested
 from tests.support.analysis_tools import context_at
@@ -73,3 +75,17 @@ def test_only_the_analysis_fills_its_caches():
                     and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "facts":
                 offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
     assert offenders == []
+
+
+@pytest.mark.parametrize("loop, expected", [
+    ("for x in xs: pass", {"x": "xs"}),
+    ("for i, x in enumerate(self.xs): pass", {"x": "self.xs"}),
+    ("for a, b in zip(xs, ys): pass", {"a": "xs", "b": "ys"}),
+    ("for v in sd.values(): pass", {"v": "sd"}),
+    ("for k, v in sd.items(): pass", {"v": "sd"}),
+    ("for v, n in zip(sd.values(), new): pass", {"v": "sd", "n": "new"}),
+    ("for x in f(xs): pass", {}),   # what a call gives is not its argument's items
+])
+def test_loop_variables_take_the_items_of(loop, expected):
+    node = ast.parse(loop).body[0]
+    assert bodies.item_sources(node.target, node.iter) == expected

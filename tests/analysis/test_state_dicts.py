@@ -163,3 +163,46 @@ def test_a_name_bound_anew_in_each_pass(line, new):
             print(m)  # <-
     """)
     assert kept.new_each_pass(ctx.frame.scope, "m", ctx.frame.loops[0]) is new
+
+
+@pytest.mark.parametrize("line, target", [
+    ("sd[k].copy_(new)", True),
+    ("sd[k] = new", True),
+    ("sd.update(new)", True),
+    ("for v, n in zip(sd.values(), new): v.data = n.clone()", True),   # review 15: entries loaded into
+    ("for k, v in sd.items(): v.copy_(new[k])", True),
+    ("for v in sd.values(): print(v.norm())", False),
+    ("for v in sd.values(): w = v * 2", False),
+])
+def test_a_dict_loaded_into_entry_by_entry_is_a_loading_target(line, target):
+    node, ctx = context_at(f"""
+    def f(model, new, k):
+        sd = model.state_dict()
+        {line}
+        print(sd)  # <-
+    """)
+    assert state_dicts.used_as_loading_target(ctx, "sd") is target
+
+
+def test_an_attribute_loaded_into_by_another_method_is_no_snapshot():
+    source = """
+    import torch
+
+    class Worker:
+        def listen(self, build):
+            self.model = build()
+            self.sd = self.model.state_dict()
+
+        def receive(self, flat):
+            for v, new in zip(self.sd.values(), flat):
+                v.data = new.clone()
+            self.model.load_state_dict(self.sd)
+
+        def train(self, loader, opt):
+            for x, y in loader:
+                opt.zero_grad()
+                torch.nn.functional.mse_loss(self.model(x), y).backward()
+                opt.step()
+    """
+    assert codes(source) == []
+    assert codes(source.replace("v.data = new.clone()", "print(v, new)")) == [(7, "TEN301")]

@@ -39,11 +39,11 @@ loss = y.sum()
 ## Fix safety
 Unsafe: the fix appends `.clone()` at the alias site (`y.detach().clone()`, `y.detach().cpu().clone()`).
 It removes the aliasing, so code that relied on the write reaching `y` behaves differently.
-No fix where the write updates `y` from its gradient (`tmp -= lr * y.grad`, a hand-written step), or where
-every later read of `y` is printed or a notebook cell's displayed output (or, after a first one shown, a
-copy made for a contrast: `y.clone()`), or the first one shows the alias beside it (`print(y, z)`) or
-`y` itself (`print(y)`, whatever the code does with it next): a
-lesson showing the sharing.
+No fix where the write updates `y` from its gradient (`tmp -= lr * y.grad`, a hand-written step). Not
+reported where every later read of `y` is printed or a notebook cell's displayed output (or, after a first
+one shown, a copy made for a contrast: `y.clone()`), or the first one shows the alias beside it
+(`print(y, z)`) or `y` itself (`print(y)`, whatever the code does with it next): a lesson showing the
+sharing, which every fix review judged a false alarm.
 
 ## References
 - torch.Tensor.detach: "Returned Tensor shares the same storage with the original one. In-place
@@ -69,10 +69,11 @@ def check(node, ctx):
         alias = write.alias
         if write.how == DIRECT or alias.family != DETACH or not _reportable_source(alias.source, ctx, end_of(node)):
             continue
+        if only_shown(alias.source, node, ctx, write.name):
+            continue  # a lesson showing the sharing on purpose: only displays read the source after the write
         site = alias.site  # None for an element of a tuple a helper returned: nothing to copy there
         fix = tensor_replace(ctx, [site], site, as_receiver(ctx.text(site), site) + ".clone()", FixSafety.UNSAFE) \
-            if site is not None and not _updates_source(write.reported_at(node), alias.source) \
-            and not only_shown(alias.source, node, ctx, write.name) else None
+            if site is not None and not _updates_source(write.reported_at(node), alias.source) else None
         where = ON_CPU if alias.moved else ""
         if write.callee is not None:
             where += f" ({write.callee.fn.name}() writes it in place; the call is on line {write.callee.call.lineno})"
@@ -109,8 +110,7 @@ RULE = Rule(
     doc=__doc__,
     fix=FixAvailability.SOMETIMES,
     fix_forms=(
-        FixForm("`.clone()` at the alias site: `y.detach()` becomes `y.detach().clone()` (`y.detach().cpu().clone()`); "
-                "none where the code only shows the source after the write (a lesson showing the sharing)",
+        FixForm("`.clone()` at the alias site: `y.detach()` becomes `y.detach().clone()` (`y.detach().cpu().clone()`)",
                 FixSafety.UNSAFE,
                 "aliasing: writes through the alias no longer reach the source"),
     ),

@@ -26,8 +26,8 @@ Not flagged: weight initialisation and model surgery, parameter / gradient / opt
 leaves that are optimised like parameters (`torch.zeros(..., requires_grad=True)`), code under
 `torch.no_grad()`, and `.data` of things that are not tensors (datasets, buffers, graphs,
 `self.data`): the rule needs evidence that the receiver is a tensor. Nor a kept result that is never read
-(`_ = labels.data.fill_(1)` initialises `labels`). A kept result whose source is then only printed or
-displayed (`d = a.data.sigmoid_()`, then `a` as a cell's output: a lesson showing the write) has no fix.
+(`_ = labels.data.fill_(1)` initialises `labels`), nor one whose source is then only printed or displayed
+(`d = a.data.sigmoid_()`, then `a` as a cell's output: a lesson showing the write).
 
 ## Example
 ```python
@@ -139,10 +139,10 @@ def _kept_result(node: ast.Assign, write, ctx):
         return
     if ctx.frame.scope.read_later(write.name, end_of(node)) is False:
         return  # `_ = labels.data.fill_(1)`: the result is never read, so nothing takes it for a new tensor
+    if only_shown(source, node, ctx, write.name):
+        return  # a lesson showing that the write reaches the source (`d = a.data.sigmoid_()`, then `a`)
     text = ctx.text(source)
     fix = tensor_replace(ctx, [source], write.alias.step(DATA).node, f"{text}.detach().clone()", FixSafety.UNSAFE)
-    if only_shown(source, node, ctx, write.name):
-        fix = None  # a lesson showing that the write reaches the source (`d = a.data.sigmoid_()`, then `a`)
     yield ctx.finding(node, fix, via=f"'{ctx.text(node.value)}' (kept as '{write.name}')", source=text,
                       effect=f"'{text}' itself is overwritten, not copied", advice=COPY_ADVICE.format(source=text))
 

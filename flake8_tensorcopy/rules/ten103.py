@@ -52,8 +52,8 @@ print(arr.mean())
 ## Fix safety
 Unsafe: the fix appends `.copy()` (NumPy) or `.clone()` (torch) at the alias site, so the write no
 longer reaches the source; code that relied on the shared memory changes.
-No fix where every later read of the other side is printed or a notebook cell's displayed output (or,
-after a first one shown, a copy made for a contrast: `torch.tensor(arr)`), or the first one shows the
+Not reported where every later read of the other side is printed or a notebook cell's displayed output
+(or, after a first one shown, a copy made for a contrast: `torch.tensor(arr)`), or the first one shows the
 alias beside it (`print(arr, t)`) or the other side itself (`print(arr)`, a cell's output `arr`, whatever
 the code does with it next): a lesson showing the sharing. Nor where every path put the tensor on a
 GPU (`.cuda()`, `.to("cuda")`): its `.cpu()` is a copy, so there is no alias.
@@ -104,13 +104,13 @@ def check(node, ctx):
         source = alias.source
         if is_param_like(source, ctx):
             continue  # `g = p.grad.numpy(); g[:] = allreduce(g)`: writing the gradient back is the point
-        if not still_used(source, ctx, end_of(node), caller_holds=False):
-            continue
+        if not still_used(source, ctx, end_of(node), caller_holds=False) or only_shown(source, node, ctx, write.name):
+            continue  # not read again, or only shown: a lesson showing the sharing on purpose
         copy = "copy" if alias.side == "ndarray" else "clone"
         site = alias.site
         proof = source if alias.side == "ndarray" else site  # `.copy()` of the tensor's ndarray, `.clone()` of a tensor
         fix = tensor_replace(ctx, [proof], site, f"{as_receiver(ctx.text(site), site)}.{copy}()", FixSafety.UNSAFE) \
-            if _one_site(write, ctx) and not only_shown(source, node, ctx, write.name) else None
+            if _one_site(write, ctx) else None
         where = ON_CPU if alias.side == "ndarray" else STAYS_ON_CPU if alias.moved else ""
         at = "before the in-place call" if write.how == KEPT else f"at '{write.name} = ...'"
         if write.callee is not None:
@@ -151,8 +151,7 @@ RULE = Rule(
     doc=__doc__,
     fix=FixAvailability.SOMETIMES,
     fix_forms=(
-        FixForm("`.copy()` (NumPy) or `.clone()` (torch) at the alias site; none where the code only shows the "
-                "other side after the write (a lesson showing the sharing)",
+        FixForm("`.copy()` (NumPy) or `.clone()` (torch) at the alias site",
                 FixSafety.UNSAFE,
                 "aliasing: writes no longer reach the other side",
                 withheld=("2 of 10 fixes correct in fix review 11 at 4415d4b and fix review 8 at 26fa81d, on code "

@@ -68,8 +68,8 @@ Safe for `torch.tensor(t)`: it becomes `t.detach().clone()`, which torch documen
 `.requires_grad_(...)` (any other argument: no fix). `base.new_tensor(t)` becomes
 `t.detach().to(base, copy=True)` (base's dtype and device), safe when `base` is a plain name or
 attribute. Unsafe for the legacy constructors: `t.detach().clone()` copies where they aliased and stops
-the gradient that their alias let through; no fix where every later read of `t` only shows it (a lesson
-that writes through the alias and prints `t` shows the sharing on purpose). No fix for a parameter that
+the gradient that their alias let through. Not reported where every later read of `t` only shows it (a
+lesson that writes through the alias and prints `t` shows the sharing on purpose). No fix for a parameter that
 may be a tensor or something else: the conversion is right for the other kinds, so the tensor case needs its own branch.
 
 ## Known problems
@@ -135,7 +135,7 @@ def check(node: ast.Call, ctx):
         subject = f"tensor '{ctx.text(arg)}'" + (_passed_by(arg, ctx) if fix is None else "")
         fix = proven_fix(ctx, [arg], fix)
         if make_fix is _legacy_fix and only_shown(arg, node, ctx):
-            fix = None  # a lesson showing the alias on purpose (`r.zero_(); print(t)`): a copy shows the opposite
+            return  # a lesson showing the alias on purpose (`r.zero_(); print(t)`): a copy shows the opposite
     elif make_fix is not _legacy_fix and (reason := _declared(arg, ctx)):
         fix, suggested = None, make_fix(node, arg, ctx)  # only suggested: for a float or list it would fail
         use = (suggested.edits[0].text if suggested is not None else _detached_clone(arg, ctx)) + " for a tensor"

@@ -229,19 +229,19 @@ def test_an_in_place_chain_through_a_numpy_alias():
     def normalise(images, idx, mean, std):
         img = torch.from_numpy(images[idx])
         img.sub_(mean).div_(std)
-        print(images.mean())
+        m = images.mean()
         return img
 
     def copied(images, idx, mean, std):
         img = torch.from_numpy(images[idx]).clone()
         img.sub_(mean).div_(std)
-        print(images.mean())
+        m = images.mean()
         return img
 
     def cast(images, idx, mean, std):
         img = torch.from_numpy(images[idx])
         img.float().sub_(mean).div_(std)
-        print(images.mean())
+        m = images.mean()
         return img
     """
     assert codes(source) == [(7, "TEN103")]

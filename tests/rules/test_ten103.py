@@ -19,8 +19,8 @@ NUMPY_LESSON = ("import numpy as np\nimport torch\narr = np.ones(5)\nt = torch.f
 
 
 def test_a_lesson_that_rebinds_the_array_later_still_only_shows_the_shared_one():
-    _, (finding,) = _notebook_findings("TEN103", *NUMPY_LESSON)
-    assert finding.fix is None  # the later cell's reads are of another array
+    _, found = _notebook_findings("TEN103", *NUMPY_LESSON)
+    assert found == []  # the later cell's reads are of another array: a lesson, not reported (review 15)
 
 
 def test_a_read_of_the_shared_array_itself_keeps_the_fix():
@@ -33,8 +33,8 @@ def test_a_first_look_at_the_source_itself_is_a_lesson_whatever_comes_next():
     """Fix review 5 (the second reviewer's class C): `print(q)` right after writing through the alias, then
     `np.matmul(q, r)`: with the copy, the lesson prints the opposite of what it teaches."""
     cells = NUMPY_LESSON[:2] + ("total = arr.sum()",)
-    _, (finding,) = _notebook_findings("TEN103", *cells)
-    assert finding.fix is None
+    _, found = _notebook_findings("TEN103", *cells)
+    assert found == []
 
 
 SHOWN_TOGETHER = ("import numpy as np\nimport torch\narr = np.ones(5)\nt = torch.from_numpy(arr)",
@@ -42,15 +42,17 @@ SHOWN_TOGETHER = ("import numpy as np\nimport torch\narr = np.ones(5)\nt = torch
                   "c = torch.tensor(arr)\narr += 1\nprint(arr, c)")
 
 
-def test_a_write_whose_next_read_shows_both_sides_together_gets_no_fix():
-    _, (finding,) = _notebook_findings("TEN103", *SHOWN_TOGETHER)
-    assert finding.fix is None  # `print(arr, t)` right after the write: the lesson shows the sharing
+def test_a_write_whose_next_read_shows_both_sides_together_is_a_lesson():
+    _, found = _notebook_findings("TEN103", *SHOWN_TOGETHER)
+    assert found == []  # `print(arr, t)` right after the write: the lesson shows the sharing
     alone = SHOWN_TOGETHER[:1] + (SHOWN_TOGETHER[1].replace("print(arr, t)\nt += 1\nprint(arr, t)",
                                                             "t += 1\nprint(arr)"),)
-    _, (contrast,) = _notebook_findings("TEN103", *alone, SHOWN_TOGETHER[2])
-    assert contrast.fix is None  # the array shown, then only copied for a contrast: still the lesson
-    _, (other,) = _notebook_findings("TEN103", *alone, "total = arr.sum()\nprint(total)")
-    assert other.fix is None  # the array itself shown first: the lesson, whatever the code does with it next
+    _, contrast = _notebook_findings("TEN103", *alone, SHOWN_TOGETHER[2])
+    assert contrast == []  # the array shown, then only copied for a contrast: still the lesson
+    _, other = _notebook_findings("TEN103", *alone, "total = arr.sum()\nprint(total)")
+    assert other == []  # the array itself shown first: the lesson, whatever the code does with it next
+    _, used = _notebook_findings("TEN103", *alone[:1], "t += 1\ntotal = arr.sum()\nprint(arr)")
+    assert len(used) == 1 and used[0].fix is not None  # the first look at the array computes with it
 
 
 # Fixes from proof: a case a trial on unseen code found a harmful fix for.
@@ -66,11 +68,10 @@ print(f"n: {n}")
 """
 
 
-def test_a_lesson_that_prints_the_shared_memory_is_reported_without_a_fix():
-    (finding,) = _found(LESSON, "TEN103")
-    assert finding.fix is None
-    (used,) = _found(LESSON + "total = n.sum()\n", "TEN103")
-    assert used.fix is not None  # read other than printed: the copy is what the code needs
+def test_a_lesson_that_prints_the_shared_memory_is_not_reported():
+    assert _found(LESSON, "TEN103") == []  # review 15: reviewers judge a lesson's finding a false alarm
+    (used,) = _found(LESSON.replace('print(f"t: {t}")', "total = n.sum()"), "TEN103")
+    assert used.fix is not None  # read other than printed first: the copy is what the code needs
 
 
 GPU_ALIAS = """
@@ -99,10 +100,10 @@ SHOWN_IN_TURN = ("import numpy as np\nimport torch", "arr = np.array([3, 4, 5, 6
                  "t[3] = 100", "t", "arr", "c = torch.tensor(arr)")
 
 
-def test_a_write_then_both_sides_shown_in_turn_gets_no_fix():
+def test_a_write_then_both_sides_shown_in_turn_is_a_lesson():
     """Fix review 3, class F: the cells show the alias, then the source, then contrast a copy of it."""
-    _, (finding,) = _notebook_findings("TEN103", *SHOWN_IN_TURN)
-    assert finding.fix is None
+    _, found = _notebook_findings("TEN103", *SHOWN_IN_TURN)
+    assert found == []
 
 
 def test_a_source_read_before_the_alias_is_shown_keeps_the_fix():
@@ -120,8 +121,7 @@ def load():
     store = dict(conv_out=np.arange(16.0).reshape(1, 2, 2, 4))
     out = torch.from_numpy(store["conv_out"][()])
     out.{call}
-    print(store)
-    return out
+    return out, store
 '''
 
 

@@ -109,9 +109,8 @@ def test_a_proven_tensor_keeps_its_fix_and_message():
 LEGACY_LESSON = "import torch\nt = torch.rand(2, 3)\nr = torch.Tensor(t)\nr.zero_()\nprint(t)\n"
 
 
-def test_a_lesson_showing_a_legacy_constructor_alias_gets_no_fix():
-    (finding,) = [f for f in analyse(LEGACY_LESSON, "t.py", [BY_CODE["TEN204"]]).findings]
-    assert finding.fix is None
+def test_a_lesson_showing_a_legacy_constructor_alias_is_not_reported():
+    assert analyse(LEGACY_LESSON, "t.py", [BY_CODE["TEN204"]]).findings == []
 
 
 def test_a_legacy_constructor_alias_whose_source_is_computed_with_is_still_fixed():
@@ -138,12 +137,12 @@ def test_a_legacy_constructor_of_a_fresh_temporary_is_no_alias_anyone_sees(arg, 
 
 
 @pytest.mark.parametrize("after, reported", [("", False), ("x = torch.Tensor(x).cuda()\n", False),
-                                             ("print(x)\n", True)])
+                                             ("y = x * 2\n", True)])
 def test_a_legacy_constructor_of_a_fresh_value_no_one_reads_again_is_no_alias_anyone_sees(after, reported):
     """Fix review 5's class F, its other forms: `res = torch.cat(parts)` the line before and never read again,
     or rebound by the statement itself; once the source is read again, the alias can be seen."""
     body = "import torch\nparts = [torch.ones(2)]\nx = torch.cat(parts)\n" + (after or "b = torch.Tensor(x)\n")
-    if after.startswith("print"):
+    if after.startswith("y ="):
         body = "import torch\nparts = [torch.ones(2)]\nx = torch.cat(parts)\nb = torch.Tensor(x)\nb.zero_()\n" + after
     assert bool(findings(body.replace(HEAD, ""))) is reported
 

@@ -25,7 +25,8 @@ from typing import Iterator, NamedTuple, Optional
 
 from . import api, backward, evidence, names, param_writes, purpose, summaries
 from .evidence import CONTAINER, MODULE, NDARRAY, SURE_TENSOR, TENSORISH
-from .facts import Bind, Binding, dotted, end_of, pos_of
+from .facts import Bind, Binding, dotted, end_of, entry_added, pos_of
+from .kept import new_each_pass as kept_new_each_pass
 from .inplace import chain_written, is_inplace_method, written
 from .position import at
 
@@ -616,15 +617,17 @@ def held_nowhere_else(expr: ast.AST, ctx) -> bool:
 
 def unseen_alias(call: ast.Call, source: ast.expr, ctx) -> bool:
     """An alias `call` makes of `source` that no code can tell from a copy: the result, or a view of it, is
-    bound to a local name, neither that name nor the source's root name is written in place anywhere in the
-    function (a loop's earlier write reaches a later pass), and the source holds no graph (which the alias
-    would carry). `batch = torch.FloatTensor(images[i:j])` of float32 images, only read, is one."""
+    bound to a local name or appended to a local list, neither that holder nor the source's root name is
+    written in place in the function after the alias is made (a write before it, in a pass that binds the
+    source anew, reaches no alias; a loop's earlier write reaches a later pass), and the source holds no
+    graph (which the alias would carry). `batch = torch.FloatTensor(images[i:j])` of float32 images, only
+    read, is one; so is `out.append(torch.FloatTensor(prob).unsqueeze(0))` of a `prob` made in the pass."""
     root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
     stmt = next((n for n in ctx.facts.enclosing(root, pos_of(call)) if isinstance(n, ast.stmt)), None)
-    value = stmt.value if isinstance(stmt, ast.Assign) else None
+    holder, value = _alias_holder(stmt)
     while isinstance(value, ast.Call) and value is not call:  # `x = torch.FloatTensor(t).unsqueeze(0)`
         value = _same_storage_receiver(value, ctx)
-    if not (value is call and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+    if value is not call or holder is None:
         return False
     held = named(source)
     base = held
@@ -632,22 +635,35 @@ def unseen_alias(call: ast.Call, source: ast.expr, ctx) -> bool:
         base = base.value
     if not isinstance(base, ast.Name) or evidence.attached(source, ctx):
         return False
-    writes = _writes_in(ctx, root)
-    return not ({stmt.targets[0].id, base.id} & writes)
+    writes = _write_positions(ctx, root)
+    if writes.get(holder):
+        return False
+    fresh = all(kept_new_each_pass(ctx.frame.scope, base.id, loop) for loop in ctx.frame.loops)
+    return all(fresh and p < pos_of(call) for p in writes.get(base.id, ()))
 
 
-def _writes_in(ctx, root) -> frozenset:
-    """The root names the code of `root` writes in place anywhere (`x[i] = v`, `x += v`, `x.add_(v)`)."""
+def _alias_holder(stmt) -> tuple:
+    """(the local name that keeps a statement's value, the value): `x = v`, `out.append(v)`; else (None, None)."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id, stmt.value
+    added = entry_added(stmt.value) if isinstance(stmt, ast.Expr) else None
+    if added is not None and isinstance(added[0], ast.Name):
+        return added[0].id, added[1]
+    return None, None
+
+
+def _write_positions(ctx, root) -> dict:
+    """Root name -> where the code of `root` writes it in place (`x[i] = v`, `x += v`, `x.add_(v)`)."""
     key = ("written-names", id(root))
     if key not in ctx.facts.memo:
-        roots = set()
+        found: dict = {}
         for n in ast.walk(root):
             target = written(n) if isinstance(n, (ast.Assign, ast.AugAssign, ast.Call)) else None
             while isinstance(target, (ast.Attribute, ast.Subscript, ast.Call)):
                 target = target.func if isinstance(target, ast.Call) else target.value
             if isinstance(target, ast.Name):
-                roots.add(target.id)
-        ctx.facts.memo[key] = frozenset(roots)
+                found.setdefault(target.id, []).append(pos_of(n))
+        ctx.facts.memo[key] = found
     return ctx.facts.memo[key]
 
 

@@ -18,8 +18,11 @@ type (there the call is the intended conversion of one input type), on NumPy arr
 and when the argument is only known through a method name, a plain `torch.Tensor` parameter
 annotation or a `.weight` attribute; quiet too on a legacy constructor of a fresh temporary
 (`torch.Tensor(torch.zeros(n))`: nothing else holds that storage, so no one can see the alias), and on
-one whose alias no code can see: bound to a local name that, like the source, the function never writes
-in place, of a source that holds no graph (`batch = torch.FloatTensor(images[i:j])`, only read).
+one whose alias no code can see: bound to a local name or appended to a local list that, like the
+source, the function does not write in place after the alias is made (a write before it, to a value made
+anew in each pass, reaches no alias), of a source that holds no graph (`batch =
+torch.FloatTensor(images[i:j])`, only read; `out.append(torch.FloatTensor(prob))` of a `prob` made in the
+pass).
 
 Also flags `torch.tensor(p)` / `base.new_tensor(p)` on a parameter `p` (not rebound before the call)
 that its own function declares may be a tensor and may be something else: annotated with a union of a
@@ -106,7 +109,7 @@ from ..analysis.facts import Bind, dotted
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import as_receiver, detached_clone, proven_fix
 
-WHY_COPY = "copies and silently cuts the graph (torch warns)"
+WHY_COPY = "copies and silently cuts any graph it has (torch warns)"
 WHY_MAYBE = "copies a tensor and silently cuts its graph (torch warns)"
 WHY_ALIAS = "does not copy: the result aliases it"
 LEGACY = aliasing.LEGACY_CONSTRUCTORS

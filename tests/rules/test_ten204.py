@@ -215,3 +215,29 @@ def test_what_the_review_of_unseen_programs_found(body, reported, fixed):
     found = findings(body)
     assert bool(found) is reported
     assert all((f.fix is not None) is fixed for f in found)
+
+
+MADE = "prob = torch.zeros(n).scatter_(0, torch.tensor([0]), 1.0)"  # not a fresh temporary to the analysis
+LEGACY_APPENDED = """
+def make_targets(n):
+    out = []
+    {outside}
+    for c in range(n):
+        {inside}
+        prob.add_(0.01)
+        out.append(torch.FloatTensor(prob).unsqueeze(0))
+        {after}
+    return torch.cat(out)
+"""
+
+
+@pytest.mark.parametrize("outside, inside, after, reported", [
+    # review 15: a value made in the pass, written before the alias is made, the alias only appended
+    ("pass", MADE, "pass", False),
+    ("pass", MADE, "prob.mul_(2)", True),          # written after: the entry changes
+    ("pass", MADE, "out[-1].mul_(2)", True),       # the list's entry written: the source changes
+    (MADE, "pass", "pass", True),                  # one object: the next pass's add_ reaches the entry
+])
+def test_a_legacy_constructors_alias_appended_is_seen_only_through_later_writes(outside, inside, after, reported):
+    source = LEGACY_APPENDED.format(outside=outside, inside=inside, after=after)
+    assert bool(findings(source)) is reported

@@ -79,7 +79,7 @@ def test_check_reads_an_indented_cell_and_reports_its_own_columns(tmp_path):
     (tmp_path / "nb.ipynb").write_text(code_notebook("msg = ('%s'\n       % (1,))\n", source))
     proc = run_cli("check", "--show-source", "nb.ipynb", cwd=tmp_path)
     assert proc.stdout.splitlines() == [
-        "nb.ipynb:cell 2:3:9: TEN204 [*] torch.tensor() on tensor 'h' copies and silently cuts the graph "
+        "nb.ipynb:cell 2:3:9: TEN204 [*] torch.tensor() on tensor 'h' copies and silently cuts any graph it has "
         "(torch warns); use h.detach().clone()",
         "        b = torch.tensor(h)", "            ^"]
     assert proc.returncode == 1 and "error" not in proc.stderr

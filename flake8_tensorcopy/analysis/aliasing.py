@@ -700,10 +700,32 @@ def _backward_after(ctx, after, name: str) -> bool:
     if _reads_of(ctx, name) <= 1:
         return False
     if backward.after_in_function(ctx, after):
-        return not backward.unrelated_after(ctx, after, name)
+        return not backward.unrelated_after(ctx, after, name) and _graph_read_after(ctx, after, name)
     loop = ctx.frame.loops[0] if ctx.frame.loops else None
     return loop is not None and any(pos_of(loop) <= p <= end_of(loop)
                                     for p in backward.positions(ctx.facts, ctx.frame.scope.node))
+
+
+def _graph_read_after(ctx, after, name: str) -> bool:
+    """After `after`, the code reads the source or a value computed from it before that point (`c = a * b`,
+    then `c.sum().backward()`): only through such a value can a later backward reach the graph that saved
+    the source. Unknown (True) where the scope's flow cannot say."""
+    scope = ctx.frame.scope
+    holders, grown = {name}, True
+    while grown:  # names bound before `after` from the source, or from a name bound from it
+        grown = False
+        for other, bindings in scope.bindings.items():
+            if other not in holders and any(
+                    b.pos < after and b.value is not None
+                    and any(isinstance(n, ast.Name) and n.id in holders for n in ast.walk(b.value))
+                    for b in bindings):
+                holders.add(other)
+                grown = True
+    for held in holders:
+        before = {id(b) for b in scope.reaching(held, after)}
+        if any(not before or before & {id(b) for b in scope.reaching(held, p)} for p in scope.loads_after(held, after)):
+            return True
+    return False
 
 
 def _reads_of(ctx, name: str) -> int:

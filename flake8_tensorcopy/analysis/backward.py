@@ -10,9 +10,8 @@ import ast
 
 from . import summaries
 from .bindings import end_of, pos_of
-from .facts import children, walk
+from .facts import GRAD_CALLS, children, walk
 
-GRAD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})  # autograd's functions that backpropagate
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 

@@ -29,6 +29,7 @@ GRAD_ON_CALLS = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
 SET_GRAD = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
 TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 TRAINING_CALLS = frozenset({"backward", "step"})
+GRAD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})  # autograd's functions that backpropagate
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -416,7 +417,9 @@ class FileFacts:
 
     def _call(self, node: ast.Call, frame: Frame) -> list:
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in TRAINING_CALLS:
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if (isinstance(func, ast.Attribute) and last in TRAINING_CALLS
+                or last == "grad" and self.qualname(func) in GRAD_CALLS):  # `torch.autograd.grad(...)`, `grad(...)`
             self.training_loops.update(id(loop) for loop in frame.loops)
         if isinstance(func, ast.Attribute) and func.attr == "backward":
             for target in [func.value] + node.args[:1]:  # loss.backward(), accelerator.backward(loss)

@@ -11,8 +11,7 @@ import ast
 from typing import Optional
 
 from . import api, evidence, numbers, project, summaries
-from .backward import GRAD_CALLS
-from .facts import Bind, children, dotted, entry_added, pos_of, walk
+from .facts import GRAD_CALLS, Bind, children, dotted, entry_added, pos_of, walk
 
 SUMS = frozenset({"torch.stack", "torch.cat", "torch.sum"})
 

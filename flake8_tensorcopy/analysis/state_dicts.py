@@ -6,6 +6,7 @@ that trains (or by a trainer elsewhere in the package, for a callback's snapshot
 from __future__ import annotations
 
 import ast
+import builtins
 import os
 from typing import NamedTuple, Optional
 
@@ -257,7 +258,29 @@ def _loading_targets(facts, root) -> set:
                 found.add(dotted(recv.value) if isinstance(recv, ast.Subscript) else items.get(dotted(recv)))
             elif method in ("update", "pop", "setdefault"):
                 found.add(dotted(recv))
+        if isinstance(n, ast.Call):
+            found.update(_entries_handed_out(n, facts))
     found.discard(None)
+    return found
+
+
+READERS = frozenset(dir(builtins))  # print, len, list, sum, zip, ...: they read entries, never write them
+
+
+def _entries_handed_out(call: ast.Call, facts) -> list:
+    """`buf.unpack(sd.values())`, `TensorBuffer(list(sd.values()))`: a dict's entries handed to code that is
+    neither torch's nor a builtin, which may write them (a buffer to receive weights into)."""
+    name = facts.qualname(call.func) or (call.func.id if isinstance(call.func, ast.Name) else "")
+    if name in READERS or name.startswith("torch.") or name.startswith("numpy."):
+        return []
+    found = []
+    for arg in call.args + [k.value for k in call.keywords]:
+        while (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id in ("list", "tuple")
+               and len(arg.args) == 1):
+            arg = arg.args[0]
+        if (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "values"
+                and not arg.args):
+            found.append(dotted(arg.func.value))
     return found
 
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 import ast
 
 from . import frameworks, names, optimizers, project, summaries
-from .facts import Bind, base_name, children, dotted, pos_of, walk
-from .backward import GRAD_CALLS
+from .facts import GRAD_CALLS, Bind, base_name, children, dotted, pos_of, walk
 from .position import Position
 
 MAX_DEPTH = 3  # package defs followed from a call that passes them the module
@@ -306,8 +305,11 @@ def _selected_by(recv, target: set) -> bool:
 
 
 def calls_backward(loop, ctx) -> bool:
-    return per_loop(ctx, loop, "backward", lambda loop, _: any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
+    """The loop backpropagates: `x.backward()`, or `torch.autograd.grad(...)` / `torch.autograd.backward(...)`
+    that is not a differentiable step (`create_graph=True`)."""
+    return per_loop(ctx, loop, "backward", lambda loop, ctx: any(
+        isinstance(n, ast.Call) and (isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
+                                     or ctx.facts.qualname(n.func) in GRAD_CALLS and not differentiable_grad(n))
         for n in walk(loop)))
 
 

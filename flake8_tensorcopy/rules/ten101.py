@@ -18,7 +18,8 @@ Not flagged: a detach of a fresh temporary (`f(x).detach()`, `x.clone().detach()
 (a cast such as `.double()`, a mask index, `.cuda()` of a CPU tensor), rebinding (`z = z + 1`),
 intended parameter / gradient / optimizer / EMA writes (`p.detach().mul_(...)` in an update or init
 function, `.weight`, `.bias`, `.grad`), and sources never used after the write (a later backward counts
-as a use unless all it backpropagates is computed, visibly, from other tensors).
+as a use unless all it backpropagates is computed, visibly, from other tensors, or nothing read after the
+write holds the source or a value computed from it).
 
 ## Example
 ```python

@@ -30,8 +30,8 @@ saves the final weights), a snapshot bound in every iteration and read after the
 optimizers do not hold (a teacher's snapshot, where every optimizer stepped is built from the student's
 `parameters()` and the teacher is only called, switched to eval or reloaded), classes that override
 `state_dict()`, dicts used as in-place loading targets (`sd[k].copy_(...)`, `sd[k] = ...`, entries
-written while iterating, `for v, new in zip(sd.values(), flat): v.data = new`, in any method for
-`self.sd`), the snapshots of a module built anew in each pass of a loop (an ensemble, k folds), snapshots
+written while iterating, `for v, new in zip(sd.values(), flat): v.data = new`, or handed to code that
+may fill them, `buffer.unpack(sd.values())`; in any method for `self.sd`), the snapshots of a module built anew in each pass of a loop (an ensemble, k folds), snapshots
 read only for their keys (`sd.keys()`, `len(sd)`, `k in sd`), a checkpoint dict read later only for
 another entry (`ckpt = {"model": model.state_dict(), "epoch": epoch}`, then `ckpt["epoch"]`), calls
 named for training that do not involve the module (`pca.fit(features)`), and a snapshot named for the

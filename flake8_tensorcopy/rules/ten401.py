@@ -350,9 +350,10 @@ RULE = Rule(
     message=("'{value}' is accumulated into '{acc}' with its autograd graph: every step's graph stays "
              "alive across the {loop}; accumulate {use}"),
     nodes=(ast.AugAssign, ast.Assign, ast.Expr),
-    # a training step (a backward, an optimizer step, or a LightningModule's training_step) and an accumulation
+    # a training step (a backward, an optimizer step, autograd's grad, or a LightningModule's training_step) and an
+    # accumulation
     check=check,
-    trigger=Trigger(r"\.backward\(", r"\.step\(", r"def training_step\(", *HOT, groups=(3, len(HOT))),
+    trigger=Trigger(r"\.backward\(", r"\.step\(", r"def training_step\(", r"\bgrad\(", *HOT, groups=(4, len(HOT))),
     hot=HOT,
     claim=("A graph-attached loss accumulated across a loop keeps every step's graph reachable: without "
            "a backward through it, each step's saved activations stay alive (weak references to them "

@@ -206,3 +206,20 @@ def test_an_attribute_loaded_into_by_another_method_is_no_snapshot():
     """
     assert codes(source) == []
     assert codes(source.replace("v.data = new.clone()", "print(v, new)")) == [(7, "TEN301")]
+
+
+@pytest.mark.parametrize("line, target", [
+    ("buffer.unpack(sd.values())", True),          # review 15: entries handed to code that fills them
+    ("buf = TensorBuffer(list(sd.values()))", True),
+    ("flat = torch.cat(list(sd.values()))", False),   # torch reads them
+    ("n = len(list(sd.values()))", False),
+])
+def test_entries_handed_to_other_code_make_a_loading_target(line, target):
+    node, ctx = context_at(f"""
+    import torch
+    def f(model, buffer, TensorBuffer):
+        sd = model.state_dict()
+        {line}
+        print(sd)  # <-
+    """)
+    assert state_dicts.used_as_loading_target(ctx, "sd") is target

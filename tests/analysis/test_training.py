@@ -174,3 +174,30 @@ def test_a_differentiable_gradient_is_no_training_step():
     """)
     graph, step = (s.value for s in ctx.frame.loops[0].body)
     assert training.differentiable_grad(graph) and not training.differentiable_grad(step)
+
+
+ADAPT = """
+import torch
+import torch.nn.functional as F
+{imported}
+
+
+def adapt(net, xs, ys, xq, yq, steps):
+    trace = [0.0] * (steps + 1)
+    for k in range(steps):
+        grads = {grad}(F.mse_loss(net(xs), ys), list(net.parameters()){create})
+        with torch.no_grad():
+            for p, g in zip(net.parameters(), grads):
+                p.sub_(0.01 * g)
+        trace[k + 1] += F.mse_loss(net(xq), yq)
+    return trace
+"""
+
+
+@pytest.mark.parametrize("imported, grad, create, expected", [
+    ("", "torch.autograd.grad", "", [(14, "TEN401")]),      # study 4: a step by autograd.grad is a training step
+    ("from torch.autograd import grad", "grad", "", [(14, "TEN401")]),
+    ("", "torch.autograd.grad", ", create_graph=True", []),  # a differentiable step: the trace may be the loss
+])
+def test_a_loop_that_steps_by_autograd_grad_trains(imported, grad, create, expected):
+    assert codes(ADAPT.format(imported=imported, grad=grad, create=create)) == expected

@@ -65,6 +65,21 @@ def test_a_data_write_whose_result_is_never_read_is_no_copy_taken(body, expected
     ("torch.autograd.grad(c.sum(), [x])", True), ("torch.autograd.grad(outputs=z, inputs=x)", False),
 ])
 def test_an_alias_write_before_a_backward_through_another_graph_breaks_nothing(backward, reported):
+    """Also (review 15) when the later backward's graph is not known, if nothing read after the write holds
+    the source or a value computed from it before the write."""
     source = ("import torch\n\na = torch.ones(3, 4, requires_grad=True)\nc = a * 2\ntensor = a.detach()\n"
               f"tensor[0] = 1\nx = torch.ones(3, requires_grad=True)\nz = (x * 2).sum()\n{backward}\n")
     assert bool(findings_of(source, "TEN101")) is reported
+
+
+@pytest.mark.parametrize("later, reported", [
+    ("loss = helper(x)\nloss.backward()", False),   # a graph of unknown make, but nothing holding `a` is read
+    ("loss = helper(c)\nloss.backward()", True),    # `c` was computed from `a` before the write
+    ("loss = helper(a)\nloss.backward()", True),
+    ("c = helper(x)\nc.backward()", False),         # `c` rebound first: another object
+])
+def test_a_later_backward_reaches_the_source_only_through_what_holds_it(later, reported):
+    source = ("import torch\n\na = torch.ones(3, 4, requires_grad=True)\nc = a * 2\nview = a.detach()\n"
+              f"view[0] = 1\nx = torch.ones(3, requires_grad=True)\n{later}\n")
+    assert bool(findings_of(source, "TEN101")) is reported
+

@@ -22,21 +22,21 @@ A snapshot kept in a container entry is kept all the same: `best["model"] = mode
 adds a new entry at every step of a training loop (`append`, an index that is the loop's variable) and
 is read after the loop holds the last weights in every entry.
 
-Not flagged: a snapshot read before any update (`torch.save(model.state_dict(), path)`, reloading
-into another module, `target.load_state_dict(model.state_dict())`), `torch.save(sd)` of a snapshot
-whose name does not say it is a frozen copy (`best`, `init`, `orig`, `prev`, ...) after training (that
-saves the final weights), a snapshot bound in every iteration and read after the loop, receivers that are not modules
-(optimizers, schedulers, scalers, metrics, engines, trainers, callbacks), a module the code's
-optimizers do not hold (a teacher's snapshot, where every optimizer stepped is built from the student's
-`parameters()` and the teacher is only called, switched to eval or reloaded), classes that override
-`state_dict()`, dicts used as in-place loading targets (`sd[k].copy_(...)`, `sd[k] = ...`, entries
-written while iterating, `for v, new in zip(sd.values(), flat): v.data = new`, or handed to code that
-may fill them, `buffer.unpack(sd.values())`; in any method for `self.sd`), the snapshots of a module built anew in each pass of a loop (an ensemble, k folds), snapshots
-read only for their keys (`sd.keys()`, `len(sd)`, `k in sd`), a checkpoint dict read later only for
-another entry (`ckpt = {"model": model.state_dict(), "epoch": epoch}`, then `ckpt["epoch"]`), calls
-named for training that do not involve the module (`pca.fit(features)`), and a snapshot named for the
-latest weights (`last_wts`, `latest_state`, `final_weights`): what the alias holds is what the name says,
-and a copy would roll the weights back to whenever the snapshot was last taken.
+Not flagged: a snapshot read before any update (`torch.save(model.state_dict(), path)`, reloading into another
+module, `target.load_state_dict(model.state_dict())`), `torch.save(sd)` of a snapshot whose name does not say
+it is a frozen copy (`best`, `init`, `orig`, `prev`, ...) after training (that saves the final weights), a
+snapshot bound in every iteration and read after the loop, receivers that are not modules (optimizers,
+schedulers, scalers, metrics, engines, trainers, callbacks), a module the code's optimizers do not hold (a
+teacher's snapshot, where every optimizer stepped is built from the student's `parameters()` and the teacher
+is only called, switched to eval or reloaded), classes that override `state_dict()`, dicts used as in-place
+loading targets (`sd[k].copy_(...)`, `sd[k] = ...`, entries written while iterating, `for v, new in
+zip(sd.values(), flat): v.data = new`, or handed to code that may fill them, `buffer.unpack(sd.values())`; in
+any method for `self.sd`), the snapshots of a module built anew in each pass of a loop (an ensemble, k folds),
+snapshots read only for their keys (`sd.keys()`, `len(sd)`, `k in sd`), a checkpoint dict read later only for
+another entry (`ckpt = {"model": model.state_dict(), "epoch": epoch}`, then `ckpt["epoch"]`), calls named for
+training that do not involve the module (`pca.fit(features)`), and a snapshot named for the latest weights
+(`last_wts`, `latest_state`, `final_weights`): what the alias holds is what the name says, and a copy would
+roll the weights back to whenever the snapshot was last taken.
 
 ## Why is this bad?
 The entries of a `state_dict()` are detached tensors that **share storage** with the parameters and

@@ -82,4 +82,3 @@ def test_a_later_backward_reaches_the_source_only_through_what_holds_it(later, r
     source = ("import torch\n\na = torch.ones(3, 4, requires_grad=True)\nc = a * 2\nview = a.detach()\n"
               f"view[0] = 1\nx = torch.ones(3, requires_grad=True)\n{later}\n")
     assert bool(findings_of(source, "TEN101")) is reported
-

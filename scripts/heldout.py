@@ -69,9 +69,11 @@ def side_by_side(held: dict, inside: dict, cases: list, in_cases: list) -> list[
     """docs/recall.md's held-out section: per tier and rule, in-sample and held-out figures in one table."""
     out = [BEGIN, "## In sample and held out", "",
            "The held-out corpus ([ecosystem/heldout.toml](../ecosystem/heldout.toml)) was mined apart from the",
-           "in-sample one, by another method (fix commits found by generic searches) in repositories the",
-           "in-sample corpus does not use; engine changes are not tuned on it case by case, and its cases are",
-           "never printed. `python scripts/heldout.py --write` regenerates this section.", ""]
+           "in-sample one, in repositories the in-sample corpus does not use, in two batches by two other",
+           "methods (fix commits found by generic searches of issue threads; fix commits found by pairing the",
+           "removed and added lines of every diff in training-code repositories listed by name); engine changes",
+           "are not tuned on it case by case, and its cases are never printed. `python scripts/heldout.py",
+           "--write` regenerates this section.", ""]
     for tier in (1, 2):
         codes = sorted({c.code for c in cases + in_cases if c.tier == tier and c.label == "bug"})
         out += [f"### Tier {tier}", "",

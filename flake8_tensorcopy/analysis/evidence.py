@@ -331,11 +331,35 @@ def _batch_kind(loop, name: str, ctx: "Position") -> Optional[Kind]:
                 return SCALAR  # the index
             target = target.elts[1]
         it = it.args[0]
+    collated = _collated_kind(it, loop, ctx)
+    if isinstance(target, ast.Name) and target.id == name and collated in TENSORISH:
+        return collated  # `collate_fn=pad`, a def that returns a tensor: each batch is one
     if not _is_loader(it, loop, ctx):
         return None
     if isinstance(target, ast.Name):
         return BATCH if target.id == name else None
     return LIKELY_TENSOR if any(isinstance(e, ast.Name) and e.id == name for e in walk(target)) else None
+
+
+def _loader_call(expr, loop, ctx: "Position") -> Optional[ast.Call]:
+    """The `DataLoader(...)` call `expr` is, or the one a name holds where the loop starts."""
+    if isinstance(expr, ast.Name):
+        b = ctx.frame.scope.binding_before(expr.id, pos_of(loop))
+        expr = b.value if b is not None else None
+    if isinstance(expr, ast.Call) and (ctx.facts.qualname(expr.func) or "").endswith("DataLoader"):
+        return expr
+    return None
+
+
+def _collated_kind(expr, loop, ctx: "Position") -> Optional[Kind]:
+    """The kind of the batches of a DataLoader built with `collate_fn=f`, for a def `f` of the package: what
+    every return of `f` gives; None for anything else."""
+    call = _loader_call(expr, loop, ctx)
+    given = [k.value for k in call.keywords if k.arg == "collate_fn"] if call is not None else []
+    if not given or not isinstance(given[0], (ast.Name, ast.Attribute)):
+        return None
+    fn = summaries.callee(ast.Call(func=given[0], args=[], keywords=[]), ctx, pos_of(loop))
+    return summaries.returned(fn, ctx, None, kind, 1) if isinstance(fn, summaries.DEFS) else None
 
 
 def _is_loader(expr, loop, ctx: "Position") -> bool:

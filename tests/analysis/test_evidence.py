@@ -15,6 +15,7 @@ from flake8_tensorcopy.engine import core as engine
 from flake8_tensorcopy.rules import BY_CODE
 
 from tests.support.analysis_tools import context_at
+from tests.support.rule_tools import codes
 
 
 def test_a_kind_is_its_text():
@@ -140,3 +141,33 @@ def test_a_conditional_expression_is_attached_when_both_branches_are(value, grap
             kept = {value}  # <-
     """)
     assert evidence.attached(node.value, ctx) is graph
+
+
+COLLATED = """
+import torch
+from torch.utils.data import DataLoader
+
+
+def pad(rows):
+    return torch.tensor(rows, dtype=torch.long)
+
+
+def listed(rows):
+    return list(rows)
+
+
+def fit(model, data, opt):
+    for step, ids in enumerate(DataLoader(data, batch_size=4, collate_fn={collate})):
+        ids.to("cuda")
+        model(ids).sum().backward()
+        opt.step()
+"""
+
+
+@pytest.mark.parametrize("collate, expected", [
+    ("pad", [(16, "TEN104")]),   # study 4: a batch is what the collate_fn returns, a tensor here
+    ("listed", []),              # a list
+    ("lambda rows: rows", []),   # not a def the package holds
+])
+def test_a_batch_is_what_the_loaders_collate_fn_returns(collate, expected):
+    assert codes(COLLATED.format(collate=collate)) == expected

@@ -42,7 +42,7 @@ def as_call(target: ast.Subscript, value: ast.expr) -> ast.Call:
 def store_call(facts, stmt: ast.stmt):
     """The `__setitem__` call that `obj[key] = value` (or `obj[key] = name = value`) runs, as setitem_calls
     made it; None for any other statement."""
-    if not isinstance(stmt, ast.Assign):
+    if not (isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Subscript) for t in stmt.targets)):
         return None
     key = "store-calls"
     if key not in facts.memo:

@@ -42,29 +42,28 @@ def after_in_function(ctx, after) -> bool:
 def after_return(ctx) -> bool:
     """The function the point is in returns into a backward: a caller in the file backpropagates after the
     call, or it is the `forward` of a `torch.nn` module class in a file that backpropagates."""
-    fn = ctx.frame.func
-    if not isinstance(fn, summaries.DEFS):
-        return False
-    key = ("backward-after-return", id(fn))
-    memo = ctx.facts.memo
-    if key not in memo:
-        memo[key] = False
-        memo[key] = _forward_of_trained_module(fn, ctx) or any(
-            after_in_function(where, end_of(call)) for call, where in summaries.sites(fn, ctx))
-    return memo[key]
+    return _asked_of_callers(ctx, "backward-after-return", lambda fn, call, where: after_in_function(
+        where, end_of(call)), also=_forward_of_trained_module)
 
 
 def result_backpropagated(ctx) -> bool:
     """A caller in the file backpropagates what the function the point is in returns: `f(x).backward()`,
     `(f(x) + reg).backward()`, or `loss = f(x)` then `loss.backward()` (an assembled loss handed back)."""
+    return _asked_of_callers(ctx, "result-backpropagated", lambda fn, call, where: _backpropagated_at(call, where))
+
+
+def _asked_of_callers(ctx, question: str, at_site, also=None) -> bool:
+    """`also(fn, ctx)`, or `at_site(fn, call, position)` for some call of the function the point is in; once per
+    def and question (False while the question is open: a recursive def answers no)."""
     fn = ctx.frame.func
     if not isinstance(fn, summaries.DEFS):
         return False
-    key = ("result-backpropagated", id(fn))
+    key = (question, id(fn))
     memo = ctx.facts.memo
     if key not in memo:
         memo[key] = False
-        memo[key] = any(_backpropagated_at(call, where) for call, where in summaries.sites(fn, ctx))
+        memo[key] = bool(also is not None and also(fn, ctx)) or any(
+            at_site(fn, call, where) for call, where in summaries.sites(fn, ctx))
     return memo[key]
 
 

@@ -353,7 +353,8 @@ RULE = Rule(
     # a training step (a backward, an optimizer step, autograd's grad, or a LightningModule's training_step) and an
     # accumulation
     check=check,
-    trigger=Trigger(r"\.backward\(", r"\.step\(", r"def training_step\(", r"grad\((?<=\Wgrad\()", *HOT, groups=(4, len(HOT))),
+    trigger=Trigger(r"\.backward\(", r"\.step\(", r"def training_step\(", r"grad\((?<=\Wgrad\()", *HOT,
+                    groups=(4, len(HOT))),
     hot=HOT,
     claim=("A graph-attached loss accumulated across a loop keeps every step's graph reachable: without "
            "a backward through it, each step's saved activations stay alive (weak references to them "

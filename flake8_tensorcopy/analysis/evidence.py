@@ -660,9 +660,11 @@ def _self_attributes(ctx: "Position") -> frozenset:
 
 
 def _only_named(name: str, ctx: "Position", pos) -> bool:
-    """`name` is a plain parameter: its name is all that says what it is (`actor_critic` may be a factory)."""
+    """`name` is a plain parameter: its name is all that says what it is (`actor_critic` may be a factory),
+    not what the callers pass (`evaluate(torch.nn.Linear(4, 2), ...)`)."""
     found = reaching(name, ctx, pos)
-    return bool(found) and all(b.kind == Bind.ARG and b.annotation is None for b in found)
+    return bool(found) and all(b.kind == Bind.ARG and b.annotation is None
+                               and summaries.argument(b, ctx, kind, 1) is None for b in found)
 
 
 def _torch_call_kind(q: Optional[str], call: ast.Call) -> Optional[Kind]:

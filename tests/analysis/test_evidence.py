@@ -171,3 +171,26 @@ def fit(model, data, opt):
 ])
 def test_a_batch_is_what_the_loaders_collate_fn_returns(collate, expected):
     assert codes(COLLATED.format(collate=collate)) == expected
+
+
+CALLED_PARAMETER = """
+import torch
+
+
+def evaluate(net, x):
+    out = net(x)
+    print(out)  # <-
+
+
+def main(make):
+    evaluate({passed}, torch.ones(2, 4))
+"""
+
+
+@pytest.mark.parametrize("passed, expected", [
+    ("torch.nn.Linear(4, 2)", TENSOR),   # study 4: every caller passes a torch module, so calling it gives a tensor
+    ("make()", None),                    # what the callers pass is unknown: the parameter is only a name
+])
+def test_calling_a_parameter_gives_what_the_callers_module_gives(passed, expected):
+    node, ctx = context_at(CALLED_PARAMETER.format(passed=passed))
+    assert evidence.kind(node.value.args[0], ctx) == expected

@@ -27,6 +27,7 @@ import importlib.util
 import inspect
 import io
 import sys
+import typing
 import warnings
 from pathlib import Path
 
@@ -448,6 +449,21 @@ def parameterless_losses() -> list[str]:
     return found
 
 
+def tensor_output_modules() -> list[str]:
+    """Module classes of torch.nn whose forward's return annotation is Tensor (not a tuple, not unannotated
+    as Sequential's and the pools' that may return indices)."""
+    found = []
+    for name in classes((torch.nn.Module, "torch.nn")):
+        forward = getattr(getattr(torch.nn, name.rsplit(".", 1)[1]), "forward", None)
+        try:
+            returns = typing.get_type_hints(forward).get("return") if forward is not None else None
+        except Exception:  # an annotation that does not resolve: not declared
+            continue
+        if returns is torch.Tensor:
+            found.append(name)
+    return found
+
+
 def target_parameters() -> dict[str, int]:
     """torch.nn.functional functions with a `target` parameter (the losses), and the position it takes."""
     found = {}
@@ -507,6 +523,9 @@ def render() -> str:
     rows += [f"    {name!r}: {value!r}," for name, value in sorted(functions(sch, views, may_view).items())]
     rows += ["}", "", "# nn.Module subclasses that torch.nn exports.", "MODULE_CLASSES = frozenset({"]
     rows += [f"    {name!r}," for name in classes((torch.nn.Module, "torch.nn"))]
+    rows += ["})", "", "# nn.Module subclasses whose forward torch annotates `-> Tensor`: one tensor out.",
+             "TENSOR_OUTPUT_MODULES = frozenset({"]
+    rows += [f"    {name!r}," for name in tensor_output_modules()]
     rows += ["})", "", "# Loss modules holding no parameter (built with their defaults): attached only through inputs.",
              "PARAMETERLESS_LOSSES = frozenset({"]
     rows += [f"    {name!r}," for name in parameterless_losses()]

@@ -129,6 +129,11 @@ def is_module_class(qualname: Optional[str]) -> bool:
     return qualname in torch_api.MODULE_CLASSES
 
 
+def gives_tensor(qualname: Optional[str]) -> bool:
+    """A torch.nn module class whose forward torch declares to return one tensor (`nn.Linear`; not `nn.LSTM`)."""
+    return qualname in torch_api.TENSOR_OUTPUT_MODULES
+
+
 def is_parameterless_loss(qualname: Optional[str]) -> bool:
     """A torch.nn loss module that holds no parameter: its output requires grad only when an input does."""
     return qualname in torch_api.PARAMETERLESS_LOSSES

@@ -25,17 +25,20 @@ BUFFER_ITEMS = {"buffers": (), "named_buffers": (1,)}
 NAME_ITEMS = {"named_parameters": (0,), "named_buffers": (0,), "named_modules": (0,), "named_children": (0,)}
 FILLS = frozenset({*ADDERS, "add"})  # methods that add their last argument as an entry (`add` of a set)
 MAX_DEPTH = 12
+ANY_KEY = ("any key",)  # an entry stored under a key the code does not spell as a constant
 
 
 @dataclass(frozen=True)
 class Item:
     """One thing a loop variable may hold: `how` (module constants), with the expression (and where it is
-    evaluated, and the part of it the name takes) for VALUE, ENTRIES (an entry of a container) and ROWS."""
+    evaluated, and the part of it the name takes) for VALUE, ENTRIES (an entry of a container) and ROWS;
+    `key` is the constant key a dict entry is stored under (`{"w": v}`, `d["w"] = v`), else ANY_KEY."""
 
     how: str
     expr: Optional[ast.AST] = None
     pos: Optional[Pos] = None
     path: tuple = ()
+    key: object = ANY_KEY
 
 
 def comprehension_binding(name: ast.AST, facts) -> Optional[object]:
@@ -81,14 +84,47 @@ def entries(container: ast.AST, path: tuple, ctx, pos: Pos, depth: int = 0) -> O
     if isinstance(container, ast.Dict):
         if any(k is None for k in container.keys):  # {**other}
             return None
-        return [Item(VALUE, v, pos, path) for v in container.values]
+        return [Item(VALUE, v, pos, path, _key(k)) for k, v in zip(container.keys, container.values)]
     if isinstance(container, ast.DictComp):
         return [Item(VALUE, container.value, pos_of(container), path)]
     if isinstance(container, ast.Name) and comprehension_binding(container, ctx.facts) is None:
         return _name_items(container, path, ctx, pos, depth, entries)
+    if isinstance(container, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in container.elts):
+        return [Item(VALUE, e, pos, path, i) for i, e in enumerate(container.elts)]  # keyed by index
     if isinstance(container, (ast.List, ast.Tuple, ast.Set, ast.ListComp, ast.SetComp, ast.GeneratorExp)):
         return items(container, path, ctx, pos, depth + 1)
+    if isinstance(container, ast.Subscript):  # the entries of an entry: `table[k]` of a dict of dicts
+        outer = entry_read(container, ctx, pos, depth + 1)
+        if outer is None or any(i.how != VALUE or i.path for i in outer):
+            return None
+        found: list[Item] = []
+        for i in outer:
+            got = entries(i.expr, path, ctx, i.pos, depth + 1)
+            if got is None:
+                return None
+            found += got
+        return found
     return [Item(ENTRIES, container, pos, path)]
+
+
+def entry_read(read: ast.Subscript, ctx, pos: Pos, depth: int = 0) -> Optional[list[Item]]:
+    """What `c[k]` may give when `c` is a container the code builds (a display, or one filled by `c[k] = v`,
+    `c.append(v)`): its entries, only those stored under `k` when `k` is a constant; None for a slice, for a
+    container nothing is known of, or when no entry can be read under `k`."""
+    if isinstance(read.slice, ast.Slice):
+        return None
+    found = entries(read.value, (), ctx, pos, depth + 1)
+    if not found or any(i.how != VALUE for i in found):
+        return None
+    key = _key(read.slice)
+    if key is not ANY_KEY:
+        found = [i for i in found if i.key in (key, ANY_KEY)]
+    return found or None
+
+
+def _key(node: Optional[ast.AST]) -> object:
+    """The constant a dict key (or a subscript) spells, else ANY_KEY."""
+    return node.value if isinstance(node, ast.Constant) else ANY_KEY
 
 
 def _call_items(call: ast.Call, path: tuple, ctx, pos: Pos, depth: int) -> Optional[list[Item]]:
@@ -141,7 +177,7 @@ def _name_items(name: ast.Name, path: tuple, ctx, pos: Pos, depth: int, of=None)
             filled = _filled(name.id, ctx)
             if filled is None:
                 return None
-            gathered += [Item(VALUE, v, at, path) for v, at in filled]
+            gathered += [Item(VALUE, v, at, path, k) for k, v, at in filled]
             continue
         got = of(b.value, path, ctx, b.pos, depth + 1)
         if got is None:
@@ -158,8 +194,8 @@ def _empty(value: ast.AST) -> bool:
             and not value.args and not value.keywords)
 
 
-def _filled(name: str, ctx) -> Optional[list[tuple[ast.AST, Pos]]]:
-    """(value, where) of each entry the function puts in container `name`: `name.append(v)`, `name[k] = v`,
+def _filled(name: str, ctx) -> Optional[list[tuple[object, ast.AST, Pos]]]:
+    """(key, value, where) of each entry the function puts in container `name`: `name.append(v)`, `name[k] = v`,
     `name.extend([a, b])`; None when it is also changed otherwise (extended from elsewhere, `+=`, `update`)."""
     body = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
     return ctx.facts.index(_fills, body).get(name)
@@ -173,31 +209,31 @@ def _fills(facts, body) -> dict:
         if isinstance(node, DEFS + (ast.ClassDef, ast.Lambda)):
             continue
         todo.extend(ast.iter_child_nodes(node))
-        key, values = _fill(node)
-        if key is None:
+        name, values = _fill(node)
+        if name is None:
             continue
-        if values is None or found.get(key, []) is None:
-            found[key] = None
+        if values is None or found.get(name, []) is None:
+            found[name] = None
         else:
-            found.setdefault(key, []).extend((v, pos_of(node)) for v in values)
+            found.setdefault(name, []).extend((k, v, pos_of(node)) for k, v in values)
     return found
 
 
 def _fill(node: ast.AST) -> tuple[Optional[str], Optional[list]]:
-    """(container name, the entries it adds) of one statement or call that fills a container by name; the
-    entries are None for a change that says nothing of them."""
+    """(container name, the (key, entry) pairs it adds) of one statement or call that fills a container by
+    name; the entries are None for a change that says nothing of them."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
-        method, key = node.func.attr, node.func.value.id
+        method, name = node.func.attr, node.func.value.id
         if method in FILLS and node.args and not node.keywords:
-            return key, [node.args[-1]]
+            return name, [(ANY_KEY, node.args[-1])]
         if method == "extend" and len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)):
-            return key, list(node.args[0].elts)
+            return name, [(ANY_KEY, e) for e in node.args[0].elts]
         if method in ("extend", "update", "setdefault", "__setitem__"):
-            return key, None
+            return name, None
     if isinstance(node, ast.Assign):
         for t in node.targets:
             if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
-                return t.value.id, [node.value]
+                return t.value.id, None if isinstance(t.slice, ast.Slice) else [(_key(t.slice), node.value)]
     if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
         return node.target.id, None
     return None, None

@@ -145,6 +145,9 @@ def kind(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> Optional[K
             return TENSOR
         if inner in (LIKELY_TENSOR, NDARRAY):
             return inner
+        if inner == CONTAINER:  # an entry of a dict or list the code fills
+            found = elements.entry_read(expr, ctx, pos, depth)
+            return join(_item_kind(i, ctx, depth) for i in found) if found else None
         return None
     if isinstance(expr, (ast.Dict, ast.DictComp, ast.List, ast.ListComp, ast.Set, ast.SetComp, ast.Tuple)):
         return CONTAINER
@@ -415,7 +418,7 @@ def _call_kind(call: ast.Call, ctx: "Position", pos, depth: int) -> Optional[Kin
         got = summaries.returned(summaries.runs(call, ctx, pos), ctx, None, kind, depth + 1)
         if got is not None:
             return got
-        if _held_torch_module(func, ctx):
+        if held_torch_module(func, ctx):
             return TENSOR  # self.head(x), with self.head = nn.Linear(...)
     if isinstance(func, ast.Attribute):
         method = func.attr
@@ -613,7 +616,7 @@ def _free_kind(value: ast.AST, ctx: "Position") -> Optional[Kind]:
     return None
 
 
-def _held_torch_module(func: ast.Attribute, ctx: "Position") -> bool:
+def held_torch_module(func: ast.Attribute, ctx: "Position") -> bool:
     """`self.head` of `self.head(x)` holds, by every assignment of the class, a torch module whose forward
     returns one tensor (not a recurrent layer's or an attention's tuple, nor an uncallable container)."""
     cls = ctx.frame.cls
@@ -728,6 +731,9 @@ def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
         return held is not None and held.gives_tensor and held.holds_graph and attached(expr.value, ctx, pos,
                                                                                         depth + 1)
     if isinstance(expr, ast.Subscript):
+        found = elements.entry_read(expr, ctx, pos, depth)
+        if found:  # an entry of a dict or list the code fills: attached when every entry it may be is
+            return all(_item_attached(i, ctx, depth) for i in found)
         return attached(expr.value, ctx, pos, depth + 1)
     if isinstance(expr, ast.BinOp):
         return attached(expr.left, ctx, pos, depth + 1) or attached(expr.right, ctx, pos, depth + 1)

@@ -21,7 +21,8 @@ from . import api, hierarchy, summaries
 from . import elements
 from .evidence import (MAX_DEPTH, PARAM, STATE_DICT, TENSOR, Strength, kind, memoised, path_kinds, strength,
                        annotation_kind, numpy_tensor_inputs,
-                       bindings, loop_items, part, reaching, instance_attribute_kind, self_attribute_kind)
+                       bindings, loop_items, part, reaching, instance_attribute_kind, self_attribute_kind,
+                       held_torch_module)
 from .facts import Bind, walk
 from .position import at
 
@@ -55,6 +56,8 @@ def _tensor(expr, ctx, pos, depth, callers=True) -> bool:
         if summed is not None:  # a sum of proven tensors
             found = elements.items(summed, (), ctx, pos, depth)
             return bool(found) and all(_item(i, ctx, depth, ask) for i in found)
+        if _module_output(expr.func, ctx, pos, depth, callers):
+            return True  # model(x), self.head(x): a module whose forward gives a proven tensor
         q = ctx.facts.qualname(expr.func)
         inputs = numpy_tensor_inputs(expr, q)
         if inputs:  # numpy.ceil(t) of a tensor is a tensor
@@ -77,6 +80,9 @@ def _tensor(expr, ctx, pos, depth, callers=True) -> bool:
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, (ast.Name, ast.Attribute)):
         return instance_attribute_kind(expr, ctx, pos, depth) in (TENSOR, PARAM)  # corpus.ids of a Corpus()
     if isinstance(expr, ast.Subscript):
+        found = elements.entry_read(expr, ctx, pos, depth)
+        if found:  # an entry of a dict or list the code fills: every entry it may be is a tensor
+            return all(_item(i, ctx, depth, ask) for i in found)
         return _tensor(expr.value, ctx, pos, depth + 1, callers)
     if isinstance(expr, ast.BinOp):
         if isinstance(expr.op, ast.Mult) and any(isinstance(e, SEQUENCES) for e in (expr.left, expr.right)):
@@ -86,6 +92,52 @@ def _tensor(expr, ctx, pos, depth, callers=True) -> bool:
     if isinstance(expr, ast.UnaryOp):
         return _tensor(expr.operand, ctx, pos, depth + 1, callers)
     return False
+
+
+def _module_output(func: ast.AST, ctx, pos, depth: int, callers: bool) -> bool:
+    """Calling `func` runs a module whose forward gives a proven tensor: `self.head` that the class sets to
+    such a torch module, or a name holding one (with `callers`, also a parameter some call passes one)."""
+    if isinstance(func, ast.Attribute):
+        return isinstance(func.value, ast.Name) and func.value.id == "self" and held_torch_module(func, ctx)
+    return isinstance(func, ast.Name) and (module(func, ctx, pos, depth + 1) if callers else
+                                           module_here(func, ctx, pos, depth + 1))
+
+
+@memoised(unknown=False)
+def module(expr: ast.AST, ctx, pos=None, depth: int = 0) -> bool:
+    """`expr` is a module whose forward gives a proven tensor, a caller's argument included."""
+    return _module(expr, ctx, pos, depth, True)
+
+
+@memoised(unknown=False)
+def module_here(expr: ast.AST, ctx, pos=None, depth: int = 0) -> bool:
+    """`module`, by the code of the file and its imports alone."""
+    return _module(expr, ctx, pos, depth, False)
+
+
+def _module(expr: ast.AST, ctx, pos, depth: int, callers: bool) -> bool:
+    """A torch module torch declares to return one tensor (`nn.Linear(4, 2)`, not `nn.LSTM`), or a module class
+    of the package whose forward returns a proven tensor; made here, held by a name, returned by a def of
+    the package, or (with `callers`) passed by some call of the def whose parameter it is."""
+    if depth > MAX_DEPTH:
+        return False
+    ask = module if callers else module_here
+    if isinstance(expr, ast.Name):
+        found = bindings(expr, ctx, pos)
+        return bool(found) and all(
+            b.kind == Bind.ASSIGN and b.value is not None and ask(b.value, ctx, b.pos, depth + 1)
+            or b.kind == Bind.ARG and callers and summaries.argument(b, ctx, module, depth + 1, any_site=True) is True
+            for b in found)
+    if not isinstance(expr, ast.Call):
+        return False
+    if api.gives_tensor(ctx.facts.qualname(expr.func)):
+        return not any(k.arg == "return_indices" for k in expr.keywords)
+    made = summaries.callee(expr, ctx, pos)
+    if isinstance(made, ast.ClassDef):
+        forward = summaries.class_method(made, "forward", ctx)
+        return (summaries.class_method(made, "__call__", ctx) is None and forward is not None
+                and summaries.returned(forward, ctx, None, tensor if callers else tensor_here, depth + 1) is True)
+    return summaries.returned(made, ctx, None, ask, depth + 1) is True
 
 
 def constructor_passed(attr: str, ctx, depth: int = 0) -> bool:

@@ -133,8 +133,10 @@ def check(node: ast.Call, ctx):
         return  # `torch.Tensor(torch.zeros(n))`, or an alias nothing writes through: no one can see the sharing
     from_base = call == "new_tensor()" and _computed_from(arg, node.func.value)
     if from_base or _real_tensor(arg, ctx):
-        fix = None if not from_base and _from_callers(arg, ctx) else make_fix(node, arg, ctx)
-        use = fix.edits[0].text if fix is not None and fix.safety is FixSafety.SAFE else _detached_clone(arg, ctx)
+        suggested = make_fix(node, arg, ctx)
+        fix = None if not from_base and _from_callers(arg, ctx) else suggested
+        use = suggested.edits[0].text if suggested is not None and suggested.safety is FixSafety.SAFE \
+            else _detached_clone(arg, ctx)
         subject = f"tensor '{ctx.text(arg)}'" + (_passed_by(arg, ctx) if fix is None else "")
         fix = proven_fix(ctx, [arg], fix)
         if make_fix is _legacy_fix and only_shown(arg, node, ctx):

@@ -164,6 +164,52 @@ def test_items_are_none_where_nothing_is_known():
     assert elements.items(ast.parse("[*d]").body[0].value, (), ctx, ctx.pos) is None
 
 
+ENTRIES_READ = """
+    import torch
+
+    def f(batches, keys, n):
+        sums = {}
+        for x, key in batches:
+            sums[key] = torch.ones(2) * x
+        table = {k: {"mean": torch.zeros(2), "count": 1} for k in keys}
+        mixed = {"w": torch.ones(3), "n": 3}
+        mixed["steps"] = n
+        pair = (torch.ones(1), 0.5)
+        kept = []
+        kept.append(torch.ones(1))
+        print(sums[n], table[n]["mean"], table[n]["count"], mixed["w"], mixed["n"], mixed["steps"],  # <-
+              mixed[n], pair[0], pair[1], kept[0], kept[1:])
+"""
+
+
+@pytest.mark.parametrize("index, tensor", [
+    (0, True),  # an entry written `sums[key] = t`
+    (1, True), (2, False),  # an entry of a dict of dicts, by a constant key: the tensor, not the count
+    (3, True), (4, False), (5, False),  # a display's entry of that key; one written later under its own key
+    (6, False),  # a key nobody spells: any entry, a tensor or a number
+    (7, True), (8, False),  # a tuple display's element by index
+    (9, True), (10, False),  # an appended entry; a slice is a list, not an entry
+])
+def test_an_entry_read_by_key_is_what_was_stored_under_it(index, tensor):
+    node, ctx = context_at(ENTRIES_READ)
+    read = node.value.args[index]
+    assert proven.tensor(read, ctx) is tensor
+    assert (evidence.kind(read, ctx) == evidence.TENSOR) is tensor
+
+
+def test_an_entry_read_is_attached_when_every_entry_it_may_be_is():
+    node, ctx = context_at("""
+        import torch
+
+        def f(x, n):
+            model = torch.nn.Linear(2, 2)
+            out = {"loss": model(x).sum(), "value": model(x).detach()}
+            print(out["loss"], out["value"], out[n])  # <-
+    """)
+    loss, value, either = node.value.args
+    assert evidence.attached(loss, ctx) and not evidence.attached(value, ctx) and not evidence.attached(either, ctx)
+
+
 # ---- end to end: each rule that gains, with a look-alike it stays quiet on ---------------------------------
 
 def _codes(source: str) -> list[tuple[int, str]]:

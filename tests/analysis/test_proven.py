@@ -88,3 +88,70 @@ def solve(x0, n):
         x = x - g * torch.ones(3)
     return x
 ''') == []
+
+
+MODULE_OUTPUT = """
+import torch
+
+
+class Encoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class Passes(torch.nn.Module):
+    def forward(self, x):
+        return x
+
+
+def convert(net, x):
+    return torch.tensor(net(x))
+
+
+def run(x):
+    return convert({module}, x)
+"""
+
+
+def test_what_a_module_gives_is_proven_by_torchs_declaration_of_its_forward():
+    """proven.module: torch declares `nn.Linear.forward -> Tensor` (not nn.LSTM's tuple, not Sequential's
+    unannotated forward); a package module whose forward returns such an output; a parameter some caller
+    passes one. A forward that returns its input proves nothing."""
+    from tests.support.rule_tools import codes
+    assert codes(MODULE_OUTPUT.format(module="torch.nn.Linear(4, 2)")) == [(20, "TEN204")]
+    assert codes(MODULE_OUTPUT.format(module="Encoder()")) == [(20, "TEN204")]
+    assert codes(MODULE_OUTPUT.format(module="torch.nn.LSTM(4, 2)")) == []
+    assert codes(MODULE_OUTPUT.format(module="torch.nn.Sequential(torch.nn.Linear(4, 2))")) == []
+    assert codes(MODULE_OUTPUT.format(module="torch.nn.MaxPool1d(2, return_indices=True)")) == []
+    assert codes(MODULE_OUTPUT.format(module="Passes()")) == []
+
+
+def test_a_module_made_by_a_factory_of_another_module_gives_a_tensor(tmp_path):
+    from tests.support.project_tools import write
+    from flake8_tensorcopy.rules import RULES as ALL
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/models.py": """
+        import torch
+
+        def build(kind):
+            if kind == "wide":
+                return torch.nn.Linear(4, 8)
+            return torch.nn.Conv1d(4, 4, 1)
+    """, "pkg/run.py": """
+        import torch
+        from .models import build
+
+        def centroids(encoder, batches, keys):
+            sums = {}
+            for x, key in batches:
+                sums[key] = encoder(x)
+            return [torch.tensor(sums[k]) for k in keys]
+
+        centroids(build("wide"), [], [])
+    """})
+    path = tmp_path / "pkg" / "run.py"
+    result = engine.analyse(path.read_text(), str(path), [r for r in ALL if r.default_on])
+    assert [(f.line, f.code) for f in result.findings] == [(9, "TEN204")]

@@ -29,6 +29,7 @@ from .facts import Bind, Binding, FileFacts
 from .reads import MENTIONS, READS, recorders
 
 MAX_HOPS = 3  # re-exports followed: `from .ops import f` in a package's __init__.py
+INSTALLED = ("site-packages", "dist-packages")  # where installed libraries live, beside each other
 NAMESPACE_UP = 3  # folders above a module of a folder without __init__.py where its imports may be rooted
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 STDIN_NAMES = ("-", "stdin", "<stdin>")  # source with no place on disk: nothing beside it to read
@@ -300,6 +301,7 @@ def _find_module(here: str, module: Optional[str], level: int) -> tuple[Optional
         if not os.path.exists(os.path.join(here, "__init__.py")):
             candidates.append(here)  # a script imports the modules beside it
             candidates += _namespace_bases(here, parts[0])  # `tools.meters` from tools/, a folder run from above
+        candidates += _root_bases(top or here, parts[0], probed)  # `common.meter` from jobs/, both at the root
     for base in candidates:
         target = os.path.join(base, *parts)
         for file in ([target + ".py"] if parts else []) + [os.path.join(target, "__init__.py")]:
@@ -320,6 +322,26 @@ def _namespace_bases(here: str, first: str) -> list[str]:
         if os.path.dirname(folder) == folder:
             break
         folder = os.path.dirname(folder)
+    return found
+
+
+def _root_bases(folder: str, first: str, probed: list) -> list[str]:
+    """The folders above `folder` (the outermost package holding the importing module, or a script's own
+    folder), NAMESPACE_UP at most, that hold a package or module `first`: a repository run from its root
+    imports `from common.meter import Meter` in jobs/run.py, or `from models.net import Net` in
+    scripts/train.py, from there. Not from an environment's site-packages, whose packages are installed
+    libraries, not the code's own. The paths looked at are added to `probed`."""
+    found, base = [], os.path.dirname(folder)
+    for _ in range(NAMESPACE_UP):
+        if os.path.basename(base) in INSTALLED:
+            break
+        probed += [os.path.join(base, first), os.path.join(base, first + ".py")]
+        if os.path.isdir(probed[-2]) or os.path.isfile(probed[-1]):
+            found.append(base)
+            break
+        if os.path.dirname(base) == base:
+            break
+        base = os.path.dirname(base)
     return found
 
 

@@ -236,3 +236,41 @@ def test_a_keeper_called_further_down_is_not_judged_by_the_loops_call_arguments(
     call = "out = self.model(x)\n            self.train_step(out, y)"
     assert codes(TWO_UP.format(value="y.sum().item()", call=call)) == []
     assert codes(TWO_UP.format(value="loss", call=call)) == [(10, "TEN401")]
+
+
+@pytest.mark.parametrize("kept", ["v", "v.cpu()", "2 * v", "v.float()"])
+def test_a_keeper_of_another_module_that_stores_a_graph_keeping_conversion(tmp_path, kept):
+    """Study 4 (class L): `self.vals.append(v.cpu())` in common/meter.py keeps the loss the loop passes,
+    as `self.vals.append(v)` does; `.item()` keeps a number."""
+    from tests.support.project_tools import write
+    from flake8_tensorcopy.engine import core as engine
+    write(tmp_path, {"common/__init__.py": "", "common/meter.py": f"""
+        class Meter:
+            def __init__(self):
+                self.vals = []
+
+            def add(self, v):
+                self.vals.append({kept})
+    """, "jobs/__init__.py": "", "jobs/run.py": """
+        import torch
+        from common.meter import Meter
+
+        def fit(model, data, opt):
+            m = Meter()
+            for x in data:
+                loss = model(x).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                m.add(loss)
+            return m
+    """})
+    path = tmp_path / "jobs" / "run.py"
+    result = engine.analyse(path.read_text(), str(path), [r for r in engine.RULES if r.default_on])
+    assert [(f.line, f.code) for f in result.findings] == [(12, "TEN401")]
+    (tmp_path / "common" / "meter.py").write_text(
+        "class Meter:\n    def __init__(self):\n        self.vals = []\n\n"
+        "    def add(self, v):\n        self.vals.append(v.item())\n")
+    result = engine.analyse(path.read_text(), str(path), [r for r in engine.RULES if r.default_on])
+    assert result.findings == []
+

@@ -54,8 +54,12 @@ def codes_at(path) -> list[tuple[int, str]]:
       .replace("= split(", "= utils.split(")}, "pkg/train.py"),
     ({"pkg/__init__.py": "", "pkg/utils.py": SPLIT, "pkg/train.py": TRAIN.format(import_line="import pkg.utils as U")
       .replace("= split(", "= U.split(")}, "pkg/train.py"),
+    ({"common/__init__.py": "", "common/utils.py": SPLIT, "jobs/__init__.py": "",
+      "jobs/train.py": TRAIN.format(import_line="from common.utils import split")}, "jobs/train.py"),
+    ({"models/utils.py": SPLIT,
+      "scripts/train.py": TRAIN.format(import_line="from models.utils import split")}, "scripts/train.py"),
 ], ids=["relative", "absolute", "parent", "re-export", "script", "module", "from-package-import-module",
-        "import-as"])
+        "import-as", "sibling-package", "script-folder-from-the-root"])
 def test_a_def_of_a_neighbouring_module_is_summarised(tmp_path, files, checked):
     write(tmp_path, files)
     line = 1 + (tmp_path / checked).read_text().splitlines().index("    train_x.to(device)")
@@ -85,6 +89,14 @@ def test_an_absolute_import_of_another_package_is_not_read_from_the_package(tmp_
     write(tmp_path, {"pkg/__init__.py": "", "pkg/utils.py": SPLIT,
                      "pkg/train.py": TRAIN.format(import_line="from utils import split")})
     assert codes_at(tmp_path / "pkg" / "train.py") == []
+
+
+def test_installed_libraries_are_not_read_as_the_codes_own_modules(tmp_path):
+    """In site-packages, `from common.utils import split` is another installed library: not summarised."""
+    root = tmp_path / "site-packages"
+    write(root, {"common/__init__.py": "", "common/utils.py": SPLIT, "jobs/__init__.py": "",
+                 "jobs/train.py": TRAIN.format(import_line="from common.utils import split")})
+    assert codes_at(root / "jobs" / "train.py") == []
 
 
 def test_an_edited_neighbour_is_read_again(tmp_path):

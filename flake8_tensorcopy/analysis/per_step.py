@@ -171,10 +171,10 @@ def kept_by_callee(call: ast.Call, ctx) -> list[Kept]:
 
 def _kept_parameters(value, stmt, fn, params: set, frame) -> list[tuple[str, str]]:
     """(parameter, "" / ENTRIES / ITERATED) for what the accumulated `value` of `stmt` is: the parameter itself
-    (through graph-keeping ops: `value.cpu()`, or a term of a sum or product of it: `value * n`), an entry `param[k]`, or the variable of a loop of
-    `fn` around `stmt` over the parameter (`for v in values`, `enumerate(values)`) or its entries
-    (`terms.items()`, `terms.values()`). A parameter counts only where no other binding of the method may
-    give it its value (`value = value.item()` on some path)."""
+    (through graph-keeping ops: `value.cpu()`, or a term of a sum or product of it: `value * n`), an entry
+    `param[k]`, or the variable of a loop of `fn` around `stmt` over the parameter (`for v in values`,
+    `enumerate(values)`) or its entries (`terms.items()`, `terms.values()`). A parameter counts only where no
+    other binding of the method may give it its value (`value = value.item()` on some path)."""
     carried = carried_parameter(value)  # `v`, or `v` through graph-keeping ops: `v.cpu()`, `2 * v`
     if carried in params:
         return [(carried, "")] if _only_the_parameter(frame, carried, stmt) else []

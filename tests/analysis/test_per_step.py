@@ -273,4 +273,3 @@ def test_a_keeper_of_another_module_that_stores_a_graph_keeping_conversion(tmp_p
         "    def add(self, v):\n        self.vals.append(v.item())\n")
     result = engine.analyse(path.read_text(), str(path), [r for r in engine.RULES if r.default_on])
     assert result.findings == []
-

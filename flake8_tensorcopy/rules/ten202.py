@@ -4,7 +4,9 @@
 Flags `copy.copy(t)` (any import form: `copy.copy`, `from copy import copy`, aliases) when the file
 shows that `t` is a tensor: a torch factory or function result, arithmetic on tensors, a `torch.Tensor`
 annotation, a `.detach()` / `.clone()` result. Shallow copies of dicts, lists, modules, configs and
-`state_dict()`s are not flagged (TEN301 covers state_dict snapshots).
+`state_dict()`s are not flagged (TEN301 covers state_dict snapshots). Nor is a copy no code can tell from
+an alias: of a fresh temporary, or of a tensor with no graph when neither the copy (kept in a local name or
+list) nor the source is written in place afterwards.
 
 ## Why is this bad?
 A tensor has no `__copy__`: `copy.copy` rebuilds it through `__reduce_ex__`, giving a new tensor object
@@ -46,6 +48,7 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis import aliasing
 from ..analysis.evidence import TENSORISH
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import as_receiver, detached_clone, tensor_replace
@@ -57,6 +60,8 @@ def check(node: ast.Call, ctx):
     arg = node.args[0]
     if isinstance(arg, ast.Starred) or ctx.kind(arg) not in TENSORISH:
         return
+    if aliasing.held_nowhere_else(arg, ctx) or aliasing.unseen_alias(node, arg, ctx):
+        return  # a tensor with no graph, neither side written after: no one can tell the alias from a copy
     text = as_receiver(ctx.text(arg), arg)
     fix = tensor_replace(ctx, [arg], node, detached_clone(ctx.text(arg), arg), FixSafety.UNSAFE)
     yield ctx.finding(node, fix, arg=ctx.text(arg), recv=text)

@@ -111,6 +111,7 @@ PROGRAMS = {
             c = copy.copy(t)
             c.add_(1)
             LOG.append(c.tolist())
+            return t  # the source is still used: the write through the shallow copy reaches it
         """, None),
     "TEN203": ("""
         def run():

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import ast
 
-from . import project, summaries, training
-from .facts import dotted, entry_added, pos_of, self_attribute, walk
+from . import frameworks, project, summaries, training
+from .facts import DEFS, dotted, end_of, entry_added, pos_of, self_attribute, walk
 
 
 def accumulation(node):
@@ -197,7 +197,22 @@ def reset_inside(key: str, acc, loop, ctx) -> bool:
         return False
     if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
         return True  # a method called once per step: its resets run on its own calls
-    return every_pass(ctx.frame.scope, ctx.pos, loop, resets)
+    return every_pass(ctx.frame.scope, ctx.pos, loop, resets) or any(_at_each_step(loop, p, ctx) for p in resets)
+
+
+def _at_each_step(loop, pos, ctx) -> bool:
+    """The reset at `pos` runs whenever the optimizer steps: in the branch of an `if` that steps it
+    (`if n % k == 0: opt.step(); running = 0`), or that runs on the passes where it steps (`if
+    accelerator.sync_gradients:`). Gradient accumulation in one loop: the graphs of one step at most."""
+    for node in ctx.facts.enclosing(loop, pos):
+        if node is loop or isinstance(node, (ast.For, ast.AsyncFor, ast.While) + DEFS):
+            break
+        if not isinstance(node, ast.If):
+            continue
+        in_body = bool(node.body) and pos_of(node.body[0]) <= pos <= end_of(node.body[-1])
+        if in_body and frameworks.tests_step_flag(node.test) or training.steps(node.body if in_body else node.orelse):
+            return True
+    return False
 
 
 def every_pass(scope, pos, loop, resets: list) -> bool:

@@ -67,3 +67,15 @@ def _framework_name(q: Optional[str]) -> Optional[str]:
         return q
     parts = q.split(".")
     return f"{parts[0]}.{parts[-1]}"
+
+
+# Attributes true exactly on the passes where the optimizer really steps, under gradient accumulation.
+STEP_FLAGS = {
+    "sync_gradients": "Accelerate: `accelerator.sync_gradients` after `with accelerator.accumulate(model)`; "
+                      "the prepared optimizer's step() does nothing on the other passes",
+}
+
+
+def tests_step_flag(test: ast.expr) -> bool:
+    """`if accelerator.sync_gradients:`: the branch runs on the passes where the optimizer steps."""
+    return isinstance(test, ast.Attribute) and test.attr in STEP_FLAGS

@@ -70,8 +70,10 @@ def is_training_call(call: ast.Call, module, facts, scope, frame=None, depth: in
         return True  # sbs = StepByStep(model, loss_fn, optimizer); sbs.train(n_epochs)
     if name in MODE_SWITCH and isinstance(func, ast.Attribute) and len(call.args) <= 1 and not call.keywords:
         return False  # model.train() / model.eval(): a mode switch, no update
-    if name in ("backward", "step"):
-        return not (name == "step" and isinstance(func, ast.Attribute) and names.OTHER_OBJECT(dotted(func.value)))
+    if name == "backward":
+        return not differentiable_grad(call)  # `backward(create_graph=True)`: gradients to differentiate, no update
+    if name == "step":
+        return not (isinstance(func, ast.Attribute) and names.OTHER_OBJECT(dotted(func.value)))
     if isinstance(func, ast.Attribute) and names.TRAINER(base_name(func.value)) and name in TRAINER_RUNS:
         return True
     if frame is not None and module is not None and _package_def_trains(call, module, facts, frame, depth):
@@ -107,7 +109,8 @@ def _call_trains(call: ast.Call, facts, frame, depth: int) -> bool:
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     if isinstance(func, ast.Attribute) and (
-            name == "backward" or (name == "step" and not names.OTHER_OBJECT(dotted(func.value)))
+            name == "backward" and not differentiable_grad(call)
+            or (name == "step" and not names.OTHER_OBJECT(dotted(func.value)))
             or name in frameworks.TRAINS_ARGUMENT or (names.TRAINER(base_name(func.value)) and name in TRAINER_RUNS)):
         return True
     if facts.qualname(func) in GRAD_CALLS:
@@ -239,7 +242,7 @@ def _steps_through_a_call(fn, ctx) -> bool:
 
 def trains(loop, ctx) -> bool:
     """The loop backpropagates or steps an optimizer the torch way: `loss.backward()`,
-    `accelerator.backward(loss)`, `torch.autograd.grad(...)` (not with `create_graph=True`),
+    `accelerator.backward(loss)`, `torch.autograd.grad(...)` (neither with `create_graph=True`),
     `optimizer.step()`; a hand-written `model.backward(out, y, lr)` or `env.step(action)` alone does not
     make a torch training loop."""
     if not any(q == "torch" or q.startswith("torch.") for q in ctx.facts.aliases.values()):
@@ -249,7 +252,7 @@ def trains(loop, ctx) -> bool:
             continue
         func = n.func
         if isinstance(func, ast.Attribute):
-            if func.attr == "backward" and len(n.args) <= 1:
+            if func.attr == "backward" and len(n.args) <= 1 and not differentiable_grad(n):
                 return True
             if func.attr == "step" and names.OPTIMIZER_NAME(_receiver_name(func.value)):
                 return True
@@ -259,8 +262,9 @@ def trains(loop, ctx) -> bool:
 
 
 def differentiable_grad(call: ast.Call) -> bool:
-    """`torch.autograd.grad(..., create_graph=True)`: gradients that are themselves part of a graph (a
-    meta-learning inner step, a gradient penalty), computed to be backpropagated later, not a step."""
+    """`torch.autograd.grad(..., create_graph=True)`, `loss.backward(create_graph=True)`: gradients that are
+    themselves part of a graph (a meta-learning inner step, a gradient penalty), computed to be
+    backpropagated later, not a step."""
     return any(k.arg == "create_graph" and not (isinstance(k.value, ast.Constant) and not k.value.value)
                for k in call.keywords)
 
@@ -274,9 +278,13 @@ def _receiver_name(expr) -> str:
 
 
 def steps_optimizer(loop, ctx) -> bool:
-    return per_loop(ctx, loop, "steps", lambda loop, _: any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "step"
-        and names.OPTIMIZER_NAME(_receiver_name(n.func.value)) for n in walk(loop)))
+    return per_loop(ctx, loop, "steps", lambda loop, _: steps([loop]))
+
+
+def steps(stmts) -> bool:
+    """Some node of `stmts` steps an optimizer (`opt.step()`, `self.optimizer.step()`)."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "step"
+               and names.OPTIMIZER_NAME(_receiver_name(n.func.value)) for s in stmts for n in walk(s))
 
 
 def over_models(loop, ctx) -> bool:
@@ -305,11 +313,11 @@ def _selected_by(recv, target: set) -> bool:
 
 
 def calls_backward(loop, ctx) -> bool:
-    """The loop backpropagates: `x.backward()`, or `torch.autograd.grad(...)` / `torch.autograd.backward(...)`
-    that is not a differentiable step (`create_graph=True`)."""
+    """The loop backpropagates: `x.backward()`, `torch.autograd.grad(...)` or `torch.autograd.backward(...)`,
+    not a differentiable step (`create_graph=True`)."""
     return per_loop(ctx, loop, "backward", lambda loop, ctx: any(
-        isinstance(n, ast.Call) and (isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
-                                     or ctx.facts.qualname(n.func) in GRAD_CALLS and not differentiable_grad(n))
+        isinstance(n, ast.Call) and not differentiable_grad(n) and (
+            isinstance(n.func, ast.Attribute) and n.func.attr == "backward" or ctx.facts.qualname(n.func) in GRAD_CALLS)
         for n in walk(loop)))
 
 

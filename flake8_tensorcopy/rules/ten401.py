@@ -61,8 +61,9 @@ dicts of numbers (`{k: v.item() for k, v in parts.items()}`); accumulators reset
 (`totals = defaultdict(float)`, `.clear()`, `del saved[:]` in its body, or in a def of the file the loop
 calls that reaches the same object: `self.finish_episode()` emptying `self.saved_values`, an `update()`
 emptying the global `critic.saved_values` it backpropagates); an accumulator bound anew at every optimizer
-step around a loop that backpropagates micro-batches and steps nothing (gradient accumulation: the graphs of
-one step at most, however many steps run); accumulators that are backpropagated
+step around a loop that backpropagates micro-batches and steps nothing, or reset in the branch that steps the
+optimizer (`if n % k == 0: opt.step(); running = 0`, `if accelerator.sync_gradients: running = 0`):
+gradient accumulation, the graphs of one step at most, however many steps run; accumulators that are backpropagated
 (`total_loss.backward()`, `torch.stack(losses).sum().backward()`), returned to a caller of the file that
 backpropagates it (`self.meta_forward(w, tasks).backward()`), or returned from a loop that does not
 itself call `backward()` (a loss built over several pieces; `torch.autograd.grad(..., create_graph=True)`
@@ -122,7 +123,8 @@ The training loop, attachment and reset are judged inside one function, except i
 trainer's `train_step`) is not seen, nor a LightningModule whose base is known only by a name the file does
 not import (`from pytorch_lightning import *`), nor a list the step appends to under manual optimization
 (`self.automatic_optimization = False`) unless the file shows the value attached. A periodic reset
-(`if i % 100 == 0: running = 0`) does not silence the rule, by design: the graphs of up to that many steps
+that does not come with the optimizer's step (`if i % 100 == 0: running = 0`) does not silence the rule,
+by design: the graphs of up to that many steps
 are kept between resets, though after a per-step backward they hold no saved activations, so the memory
 they keep is bounded (`.item()`, or the `.detach()` the fix writes, is what the PyTorch FAQ and tutorials
 write there). A

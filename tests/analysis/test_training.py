@@ -176,6 +176,28 @@ def test_a_differentiable_gradient_is_no_training_step():
     assert training.differentiable_grad(graph) and not training.differentiable_grad(step)
 
 
+SWAP = """
+import torch
+
+
+def adapt(net, batches, lr):
+    saved = net.state_dict(keep_vars=True)
+    for xb, yb in batches:
+        err = ((net(xb) - yb) ** 2).mean()
+        err.backward({create})
+        net.load_functional({{n: p - lr * p.grad for n, p in saved.items()}})
+    net.load_functional(saved)
+"""
+
+
+@pytest.mark.parametrize("create, expected", [
+    ("create_graph=True", []),  # review 16: a backward for a meta-gradient updates no weight; the swap is intended
+    ("", [(6, "TEN301")]),     # a plain backward counts as training that may follow (the step may be elsewhere)
+])
+def test_a_backward_that_builds_differentiable_gradients_is_no_training_step(create, expected):
+    assert codes(SWAP.format(create=create)) == expected
+
+
 ADAPT = """
 import torch
 import torch.nn.functional as F

@@ -97,6 +97,32 @@ def test_a_periodic_reset_does_not_silence_the_rule():
     assert not [f for f in findings(every_pass) if f.code == "TEN401"]
 
 
+ONE_LOOP_ACCUMULATION = """
+import torch
+
+
+def fit(net, batches, opt, acc, k):
+    running = 0
+    for n, (xb, yb) in enumerate(batches):
+        err = torch.nn.functional.mse_loss(net(xb), yb) / k
+        running += err
+        err.backward()
+        {step}
+"""
+
+
+@pytest.mark.parametrize("step, reported", [
+    ("if n % k == 0:\n            opt.step()\n            running = 0", False),  # reset with each optimizer step
+    ("opt.step()\n        if acc.sync_gradients:\n            running = 0", False),  # Accelerate's real step
+    ("opt.step()\n        if n % k == 0:\n            running = 0", True),  # a reset every k optimizer steps
+    ("if n % k == 0:\n            opt.step()\n        else:\n            running = 0", True),  # not when it steps
+])
+def test_a_reset_that_comes_with_every_optimizer_step_bounds_the_graphs_kept(step, reported):
+    """Gradient accumulation written as one loop: the total holds the micro-batches of one step at most."""
+    found = [f for f in findings(ONE_LOOP_ACCUMULATION.format(step=step)) if f.code == "TEN401"]
+    assert bool(found) is reported
+
+
 GRADIENT_ACCUMULATION = """
 import torch
 from torch import nn

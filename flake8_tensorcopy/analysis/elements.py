@@ -12,10 +12,12 @@ tensor of the same strength, attached as they are. None means nothing is known.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from . import summaries
 from .bindings import Bind, Pos, pos_of
+from .position import at
 from .facts import ADDERS, DEFS, dotted
 
 PARAM, DETACHED, NUMBER, VALUE, ENTRIES, ROWS = "param", "detached", "number", "value", "entries", "rows"
@@ -32,13 +34,15 @@ ANY_KEY = ("any key",)  # an entry stored under a key the code does not spell as
 class Item:
     """One thing a loop variable may hold: `how` (module constants), with the expression (and where it is
     evaluated, and the part of it the name takes) for VALUE, ENTRIES (an entry of a container) and ROWS;
-    `key` is the constant key a dict entry is stored under (`{"w": v}`, `d["w"] = v`), else ANY_KEY."""
+    `key` is the constant key a dict entry is stored under (`{"w": v}`, `d["w"] = v`), else ANY_KEY;
+    `where`, for an entry of what a def returns, is the position of its return statement."""
 
     how: str
     expr: Optional[ast.AST] = None
     pos: Optional[Pos] = None
     path: tuple = ()
     key: object = ANY_KEY
+    where: object = field(default=None, compare=False)  # the Position to judge `expr` in, when not the asker's
 
 
 def comprehension_binding(name: ast.AST, facts) -> Optional[object]:
@@ -99,12 +103,36 @@ def entries(container: ast.AST, path: tuple, ctx, pos: Pos, depth: int = 0) -> O
             return None
         found: list[Item] = []
         for i in outer:
-            got = entries(i.expr, path, ctx, i.pos, depth + 1)
+            inner = i.where or ctx
+            got = entries(i.expr, path, inner, i.pos, depth + 1)
             if got is None:
                 return None
-            found += got
+            found += [replace(g, where=g.where or inner) for g in got]
         return found
+    if isinstance(container, ast.Call):
+        got = _returned_entries(container, path, ctx, pos, depth)
+        if got is not None:
+            return got
     return [Item(ENTRIES, container, pos, path)]
+
+
+def _returned_entries(call: ast.Call, path: tuple, ctx, pos: Pos, depth: int) -> Optional[list[Item]]:
+    """The entries of what `call` returns, when it runs a def of the package (a function, a module's forward)
+    whose every return gives a container the code builds (`return {"loss": l, "scores": s}`)."""
+    made = summaries.runs(call, ctx, pos)
+    found = summaries.returns(made) if made is not None else []
+    home = summaries.in_home(made, ctx) if found else None
+    frame = home.facts.function_frame(made) if home is not None else None
+    if frame is None:
+        return None
+    gathered: list[Item] = []
+    for r in found:
+        inner = at(home, frame, r)
+        got = entries(r.value, path, inner, inner.pos, depth + 1) if r.value is not None else None
+        if not got or any(g.how != VALUE for g in got):
+            return None
+        gathered += [replace(g, where=g.where or inner) for g in got]
+    return gathered
 
 
 def entry_read(read: ast.Subscript, ctx, pos: Pos, depth: int = 0) -> Optional[list[Item]]:

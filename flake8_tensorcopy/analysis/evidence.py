@@ -292,7 +292,7 @@ def part(ask, expr: ast.AST, path: tuple, ctx: "Position", pos, depth: int):
 def _item_kind(item, ctx: "Position", depth: int) -> Optional[Kind]:
     """The kind of what one element of an iterable may be (elements.Item): a parameter, a tensor out of the
     graph, a number, the kind of a value, or a row of a tensor (a tensor of its strength)."""
-    how = item.how
+    how, ctx = item.how, item.where or ctx
     if how in (elements.PARAM, elements.DETACHED, elements.NUMBER):
         return {elements.PARAM: PARAM, elements.DETACHED: TENSOR, elements.NUMBER: SCALAR}[how]
     if how == elements.VALUE:
@@ -306,7 +306,7 @@ def _item_kind(item, ctx: "Position", depth: int) -> Optional[Kind]:
 
 
 def _item_attached(item, ctx: "Position", depth: int) -> bool:
-    how = item.how
+    how, ctx = item.how, item.where or ctx
     if how in (elements.PARAM, elements.DETACHED, elements.NUMBER, elements.ENTRIES):
         return how == elements.PARAM
     if how == elements.VALUE:
@@ -448,7 +448,9 @@ def _call_kind(call: ast.Call, ctx: "Position", pos, depth: int) -> Optional[Kin
         return None
     if isinstance(func, ast.Name):
         if kind(func, ctx, pos, depth + 1) == MODULE and not _only_named(func.id, ctx, pos):
-            return TENSOR  # model(x)
+            made = summaries.runs(call, ctx, pos)  # a module of the package: what its forward returns, if known
+            got = summaries.returned(made, ctx, None, kind, depth + 1) if made is not None else None
+            return TENSOR if got is None else got  # model(x)
     callee = summaries.callee(call, ctx, pos)
     if isinstance(callee, ast.ClassDef):
         return MODULE if is_module_class(callee, ctx) else None

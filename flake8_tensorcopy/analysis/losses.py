@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from . import api, evidence, numbers, project, summaries
+from . import api, elements, evidence, numbers, project, summaries
 from .facts import GRAD_CALLS, Bind, children, dotted, entry_added, pos_of, walk
 
 SUMS = frozenset({"torch.stack", "torch.cat", "torch.sum"})
@@ -284,11 +284,14 @@ def _sums_entries_into(fn, entries: int, total: int, ctx) -> bool:
 def loss_entry(expr, ctx) -> bool:
     """An entry of a dict whose entries' sum (`sum(losses.values()).backward()`) or one of whose entries
     (`out["loss"].backward()`) is backpropagated: `losses["ce"]`, `losses[k]`, `v` of
-    `for k, v in losses.items()` (or `for v in losses.values()`), and sums and products of them."""
+    `for k, v in losses.items()` (or `for v in losses.values()`), and sums and products of them. Not an entry
+    whose value the code shows (`return {"loss": l, "scores": {"mean": float(m)}}`): what it holds says."""
     if isinstance(expr, ast.BinOp):
         return loss_entry(expr.left, ctx) or loss_entry(expr.right, ctx)
     held = None
     if isinstance(expr, ast.Subscript) and (isinstance(expr.slice, ast.Name) or fixed_entry(expr) is not None):
+        if elements.entry_read(expr, ctx, ctx.pos):
+            return False
         held = expr.value
     elif isinstance(expr, ast.Name):
         b = ctx.frame.scope.binding_before(expr.id, ctx.pos)

@@ -223,6 +223,7 @@ def _binding(b, ctx, depth, callers) -> bool:
 def _item(item, ctx, depth, ask) -> bool:
     """An element (elements.Item) is proven a tensor: a parameter or buffer by the API, a proven value, an
     entry of a state_dict, a row of a proven tensor."""
+    ctx = item.where or ctx
     if item.how in (elements.PARAM, elements.DETACHED, elements.NUMBER):
         return item.how != elements.NUMBER
     if item.how == elements.VALUE:

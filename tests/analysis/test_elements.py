@@ -210,6 +210,36 @@ def test_an_entry_read_is_attached_when_every_entry_it_may_be_is():
     assert evidence.attached(loss, ctx) and not evidence.attached(value, ctx) and not evidence.attached(either, ctx)
 
 
+def test_an_entry_of_a_dict_a_forward_returns_is_what_it_stores_under_that_key():
+    """Review 16: `res["scores"]` of a model whose forward returns `{"loss": ..., "scores": {...floats}}`
+    holds no graph, though `res["loss"]` is backpropagated; the entries are judged in the forward."""
+    source = """
+        import torch
+
+        class Scorer(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 1)
+
+            def forward(self, xb):
+                out = self.lin(xb)
+                return {"loss": out.pow(2).mean(), "scores": {"mean": float(out.mean())}}
+
+        def run(batches, opt):
+            net, log = Scorer(), []
+            for xb in batches:
+                res = net(xb)
+                res["loss"].backward()
+                opt.step()
+                log.append({"loss": res["loss"], "scores": res["scores"]})  # <-
+    """
+    node, ctx = context_at(source)
+    loss, scores = node.value.args[0].values
+    assert evidence.attached(loss, ctx) and proven.tensor(loss, ctx)
+    assert not evidence.attached(scores, ctx) and evidence.kind(scores, ctx) == evidence.CONTAINER
+    assert [(f.line, f.code) for f in findings(source)] == [(19, "TEN401")]  # the loss entry, not the scores
+
+
 # ---- end to end: each rule that gains, with a look-alike it stays quiet on ---------------------------------
 
 def _codes(source: str) -> list[tuple[int, str]]:

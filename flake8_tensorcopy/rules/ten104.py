@@ -26,7 +26,9 @@ code tests the type of (`if isinstance(out, Result): out.detach()`) or uses as a
 temporaries (`torch.zeros(1).cuda()` is a common way to initialise CUDA), `clone` / `detach` with
 arguments (not the tensor methods), `clone` / `detach` of a receiver of unknown type when a class of the
 file defines a method of that name (`state.detach()` may be `State.detach`, which works in place),
-statements inside `pytest.raises` / `assertRaises` blocks, and benchmark / warm-up functions, where
+a move of a value to where the code put it already (`t = torch.cat([a, b.to(device)])` then `t.to(device)`:
+torch refuses inputs on two devices; analysis/devices.py), statements inside `pytest.raises` /
+`assertRaises` blocks, and benchmark / warm-up functions, where
 `out.cpu()` is called to wait for the GPU, and the last expression of a notebook cell (`y_preds.cpu()` as
 a cell's last line is the cell's displayed output), a cell of a percent-format script (`# %%`) included.
 
@@ -73,7 +75,7 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis import api, names, own_methods
+from ..analysis import api, devices, names, own_methods
 from ..analysis.aliasing import named
 from ..analysis.bodies import declared_outside, used_as_objects
 from ..analysis.guards import type_tested
@@ -98,6 +100,8 @@ def check(node: ast.Expr, ctx):
     if found is None or _in_raises_block(node, ctx) or displayed(node, ctx):
         return
     source, call_text = found
+    if devices.already_there(node.value, ctx):
+        return  # `t.to(device)` of a `t` the code put on that device: the move changes nothing
     target = ctx.text(source)
     assign = f"{target} = {ctx.text(node.value)}"
     move = _device_move(node.value, ctx)

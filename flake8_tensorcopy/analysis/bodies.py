@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from . import api, names
-from .facts import FileFacts, Pos, dotted, pos_of, walk
+from .facts import FileFacts, Pos, dotted, end_of, pos_of, walk
 from .inplace import written
 
 
@@ -82,18 +82,25 @@ def _last_writes(facts, body) -> dict:
 PASS_ELEMENTS = frozenset({"zip", "enumerate", "iter", "reversed", "list", "tuple"})  # give their arguments' items
 
 
+LOADS = frozenset({"load_state_dict"})  # torch copies what it loads under no_grad: no graph of the argument
+
+
 def _last_computed_with(facts, body) -> dict:
     found: dict = {}
     items: dict = {}  # a loop or comprehension variable -> the name or chain whose items it takes
+    off = _grad_off_blocks(facts, body)
     for node in walk(body):
         if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
             items.update(item_sources(node.target, node.iter))
+        if off and isinstance(node, (ast.BinOp, ast.Call)) and any(a <= pos_of(node) <= b for a, b in off):
+            continue  # under `with torch.no_grad():` a computation records no graph (`w.copy_(w0)`)
         if isinstance(node, ast.BinOp):
             operands = [_held_in(o) for o in (node.left, node.right)]
         elif isinstance(node, ast.Call):
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
             passed = isinstance(node.func, ast.Name) and callee in PASS_ELEMENTS  # its items are judged as used
-            operands = [] if names.NOT_A_COMPUTATION(callee) or passed else [_held_in(a) for a in node.args]
+            operands = [] if names.NOT_A_COMPUTATION(callee) or passed or callee in LOADS else \
+                [_held_in(a) for a in node.args]
             op = api.method(callee) if isinstance(node.func, ast.Attribute) else None
             if isinstance(node.func, ast.Attribute) and (op is None or op.holds_graph or op.mutates):
                 operands.append(_held_in(node.func.value))
@@ -105,6 +112,12 @@ def _last_computed_with(facts, body) -> dict:
         if item in found and source != item:
             found[source] = max(found.get(source, (0, 0)), found[item])
     return found
+
+
+def _grad_off_blocks(facts, body) -> list:
+    """(start, end) of each `with` block of `body` that turns grad off (`with torch.no_grad():`)."""
+    return [(pos_of(n), end_of(n)) for n in walk(body) if isinstance(n, (ast.With, ast.AsyncWith))
+            and any(facts.grad_after(item.context_expr, False) for item in n.items)]
 
 
 def item_sources(target: ast.AST, iterable: ast.AST) -> dict:

@@ -41,6 +41,31 @@ def test_last_positions_of_a_body():
     assert bodies.last_reads(facts, func)["self.w"] == (13, 20)
 
 
+def test_a_computation_under_no_grad_is_not_computed_with():
+    """Review 17: `w.copy_(keep[k])` in `with torch.no_grad():` records no graph of `keep`."""
+    func, ctx = context_at("""
+import torch
+def f(net, keep, w0, scale):  # <-
+    with torch.no_grad():
+        for k, w in net.named_parameters():
+            w.copy_(keep[k])
+    return (net.weight - w0).pow(2).sum() * scale
+""", ast.FunctionDef)
+    found = bodies.last_computed_with(ctx.facts, func)
+    assert "keep" not in found and "w0" in found and "scale" in found
+
+
+def test_what_a_module_loads_is_not_computed_with():
+    """torch's load_state_dict copies under no_grad: `net.load_state_dict(best[0])` builds no graph of `best`."""
+    func, ctx = context_at("""
+def f(net, best, other):  # <-
+    net.load_state_dict(best[0])
+    return net(other)
+""", ast.FunctionDef)
+    found = bodies.last_computed_with(ctx.facts, func)
+    assert "best" not in found and "other" in found
+
+
 def test_shapes_of_a_body():
     facts, func = _facts_and_func()
     assert [type(n).__name__ for n in bodies.loops(facts, func)] == ["For", "While"]

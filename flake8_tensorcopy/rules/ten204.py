@@ -13,8 +13,9 @@ tensor; such a finding names that call and has no fix, since other callers may p
 that `__init__` sets to such a parameter (`Jitter(torch.mean(x, 0))` for `self.scale`); for `base.new_tensor(t)`,
 also when `t` is computed elementwise from `base` itself (`ids.new_tensor(ids != pad)`: calling
 `new_tensor` on `ids` proves it a tensor, so the comparison is one too). Quiet inside
-`isinstance(t, torch.Tensor)` / `torch.is_tensor(t)` branches and any branch that tests the argument's
-type (there the call is the intended conversion of one input type), on NumPy arrays, lists and scalars,
+`isinstance(t, torch.Tensor)` / `torch.is_tensor(t)` branches and any branch that tests the type of the
+argument or of a name it is made from (there the call is the intended conversion of one input type:
+`torch.tensor(strip(seq))` in the else of `isinstance(seq, Tensor)`), on NumPy arrays, lists and scalars,
 and when the argument is only known through a method name, a plain `torch.Tensor` parameter
 annotation or a `.weight` attribute; quiet too on a legacy constructor of a fresh temporary
 (`torch.Tensor(torch.zeros(n))`: nothing else holds that storage, so no one can see the alias), and on
@@ -167,9 +168,11 @@ def _declared(arg: ast.expr, ctx):
 
 
 def _real_tensor(arg: ast.expr, ctx) -> bool:
-    """Built as a tensor, outside a branch that tests its type (the evidence first: the type tests index
-    the whole function, and most arguments are no tensor)."""
-    return proven.tensor(arg, ctx) and not _quiet(dotted(arg), ctx)
+    """Built as a tensor, outside a branch that tests its type or the type of a name it is made from
+    (`torch.tensor(strip(seq))` in the else of `isinstance(seq, Tensor)`); the evidence first: the type
+    tests index the whole function, and most arguments are no tensor."""
+    return proven.tensor(arg, ctx) and not any(_quiet(dotted(n), ctx) for n in ast.walk(arg)
+                                               if isinstance(n, (ast.Name, ast.Attribute)))
 
 
 def _computed_from(arg: ast.expr, base: ast.expr) -> bool:

@@ -723,9 +723,12 @@ def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
         return False
     if isinstance(expr, ast.Name):
         found = bindings(expr, ctx, pos)
-        if expr.id in ctx.frame.scope.backward_names and _backpropagated_binding(expr.id, found, ctx):
-            return True
+        scope = ctx.frame.scope
+        if expr.id in scope.backward_names and _backpropagated_binding(expr.id, found, ctx) and (
+                expr.id in scope.backward_plain or _made_to_require_grad(expr.id, ctx, pos)):
+            return True  # a factor of `(err * w).backward()` only when made a leaf: `w` may be a number
         return bool(found) and all(_binding_attached(b, expr, ctx, pos, depth) for b in found)
+
     if isinstance(expr, ast.Attribute):
         if expr.attr in ("weight", "bias") or backpropagated_path(expr, ctx, pos):
             return True
@@ -860,6 +863,29 @@ def parameterless_loss(func: ast.expr, ctx: "Position", pos) -> bool:
         return False
     return bool(values) and all(isinstance(v, ast.Call) and api.is_parameterless_loss(ctx.facts.qualname(v.func))
                                 for v in values)
+
+
+def _made_to_require_grad(name: str, ctx: "Position", pos) -> bool:
+    """`name.requires_grad = True` or `name.requires_grad_()` runs before `pos` in the scope: a leaf."""
+    root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
+    return any(at < (pos or ctx.pos) for at in ctx.facts.index(_flagged, root).get(name, ()))
+
+
+def _flagged(facts, root) -> dict:
+    found: dict = {}
+    for n in walk(root):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and n.value.value is True:
+            targets = [t.value.id for t in n.targets if isinstance(t, ast.Attribute) and t.attr == "requires_grad"
+                       and isinstance(t.value, ast.Name)]
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "requires_grad_" \
+                and isinstance(n.func.value, ast.Name) and not (n.args and isinstance(n.args[0], ast.Constant)
+                                                                and n.args[0].value is False):
+            targets = [n.func.value.id]
+        else:
+            continue
+        for name in targets:
+            found.setdefault(name, []).append(pos_of(n))
+    return found
 
 
 def _backpropagated_binding(name: str, found: list, ctx: "Position") -> bool:

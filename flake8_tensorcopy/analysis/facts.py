@@ -42,6 +42,7 @@ class Scope:
     backward_names: set[str] = field(default_factory=set)  # names with `.backward()` called on them
     backward_at: dict[str, list[Pos]] = field(default_factory=dict)  # name -> where those calls are
     backward_paths: set[str] = field(default_factory=set)  # attribute paths backpropagated: `out.loss.backward()`
+    backward_plain: set[str] = field(default_factory=set)  # ...but as a factor of a product (`(err * w)`)
     starts: dict[str, list[Pos]] = field(default_factory=dict)  # where each binding starts, by name
     unsorted: set[str] = field(default_factory=set)  # names whose bindings were not met in source order
     flow: Optional[object] = None  # the control-flow graph (flow.Flow), built when first asked
@@ -424,6 +425,7 @@ class FileFacts:
         if isinstance(func, ast.Attribute) and func.attr == "backward":
             for target in [func.value] + node.args[:1]:  # loss.backward(), accelerator.backward(loss)
                 roots = _backward_roots(target)
+                frame.scope.backward_plain.update(roots - _factors(target))
                 frame.scope.backward_names.update(roots)
                 if isinstance(target, ast.Attribute) and dotted(target) is not None:
                     frame.scope.backward_paths.add(dotted(target))
@@ -658,6 +660,17 @@ def _backward_roots(expr: ast.AST) -> set[str]:
         if isinstance(func, ast.Attribute) and api.method(func.attr) is not None:
             return _backward_roots(func.value)
         return set().union(*(_backward_roots(a) for a in expr.args))
+    return set()
+
+
+def _factors(expr: ast.AST) -> set[str]:
+    """The roots of a backward target that it only multiplies or divides another root by (`(err * w)`: both
+    `err` and `w`): which of them holds the graph the backward does not say (`w` may be a number)."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and api.method(expr.func.attr) is not None:
+        return _factors(expr.func.value)  # (err * w).mean()
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Div)):
+        left, right = _backward_roots(expr.left), _backward_roots(expr.right)
+        return left | right if left and right else _factors(expr.left) | _factors(expr.right)
     return set()
 
 

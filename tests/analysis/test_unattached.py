@@ -183,3 +183,28 @@ def test_a_comprehension_variable_is_judged_by_its_own_iterable_not_an_outer_nam
 
     assert not judged("model.parameters()")  # the outer zeros must not prove the parameter unattached
     assert judged("[torch.zeros(2), torch.ones(2)]")
+
+
+SCALED = """
+import torch
+
+
+def run(net, chunks, opt, denom):
+    running = torch.tensor(0.0)
+    for ids in chunks:
+        w = {weight}
+        err = net(ids).pow(2).mean()
+        (err * w).backward()
+        running = running + err.detach() * w
+    opt.step()
+    return running
+"""
+
+
+@pytest.mark.parametrize("weight, reported", [
+    ("len(ids) / denom", False),  # review 17: a scale of the loss; the loss holds the graph
+    ("net(ids).sigmoid().mean()", True),  # a weight the model computes is attached by what it is
+])
+def test_a_factor_of_a_backpropagated_product_is_judged_by_what_it_is_bound_to(weight, reported):
+    found = [f for f in findings(SCALED.format(weight=weight)) if f.code == "TEN401"]
+    assert bool(found) is reported

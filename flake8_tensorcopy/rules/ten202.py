@@ -6,7 +6,8 @@ shows that `t` is a tensor: a torch factory or function result, arithmetic on te
 annotation, a `.detach()` / `.clone()` result. Shallow copies of dicts, lists, modules, configs and
 `state_dict()`s are not flagged (TEN301 covers state_dict snapshots). Nor is a copy no code can tell from
 an alias: of a fresh temporary, or of a tensor with no graph when neither the copy (kept in a local name or
-list) nor the source is written in place afterwards.
+list) nor the source is written in place afterwards in the function; a parameter's (`copy.copy(p.data)`) is
+always reported: the optimizer writes it in place wherever it steps.
 
 ## Why is this bad?
 A tensor has no `__copy__`: `copy.copy` rebuilds it through `__reduce_ex__`, giving a new tensor object
@@ -49,7 +50,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis import aliasing
-from ..analysis.evidence import TENSORISH
+from ..analysis.evidence import PARAM, TENSORISH
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import as_receiver, detached_clone, tensor_replace
 
@@ -60,11 +61,22 @@ def check(node: ast.Call, ctx):
     arg = node.args[0]
     if isinstance(arg, ast.Starred) or ctx.kind(arg) not in TENSORISH:
         return
-    if aliasing.held_nowhere_else(arg, ctx) or aliasing.unseen_alias(node, arg, ctx):
+    unseen = aliasing.held_nowhere_else(arg, ctx) or aliasing.unseen_alias(node, arg, ctx)
+    if unseen and not _of_a_parameter(arg, ctx):
         return  # a tensor with no graph, neither side written after: no one can tell the alias from a copy
     text = as_receiver(ctx.text(arg), arg)
     fix = tensor_replace(ctx, [arg], node, detached_clone(ctx.text(arg), arg), FixSafety.UNSAFE)
     yield ctx.finding(node, fix, arg=ctx.text(arg), recv=text)
+
+
+def _of_a_parameter(arg, ctx) -> bool:
+    """`copy.copy(p.data)` of a parameter: the optimizer writes it in place, wherever it steps."""
+    while True:
+        if ctx.kind(arg) == PARAM:
+            return True
+        if not isinstance(arg, (ast.Attribute, ast.Subscript)):
+            return False
+        arg = arg.value
 
 
 RULE = Rule(

@@ -15,13 +15,15 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from . import api
+from . import api, evidence, summaries
 from .bindings import Bind
 from .facts import dotted, end_of, pos_of
 from .position import Position
 
 MAX_DEPTH = 20
 JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
+PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+REGISTERS = frozenset({"register_buffer", "register_parameter"})  # what a module's .to() moves with it
 MOVES = frozenset({"to", "cuda", "cpu", "type", "numpy", "tolist", "item"})  # leave the device, or the tensor
 
 
@@ -41,6 +43,22 @@ def already_there(call: ast.AST, ctx: Position) -> bool:
     """`call` is one move (`t.to(device)`, `t.cuda()`) of a value to where the code put it already."""
     to = move_key(call) if isinstance(call, ast.Call) else None
     return to is not None and placed(call.func.value, ctx) == to
+
+
+def moved_with_its_module(expr: ast.AST, ctx: Position) -> bool:
+    """`self.w` is a parameter of the enclosing torch module: the module's own `.to()` moves it (a discarded
+    `self.w.to(dev)` changes nothing, and a plain tensor may not take a parameter's place)."""
+    cls = ctx.frame.cls
+    if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self"
+            and cls is not None and evidence.is_module_class(cls, ctx)):
+        return False
+    registered = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in REGISTERS
+                     and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value == expr.attr
+                     for n in ast.walk(cls))
+    values = [v for v in summaries.self_assignments(cls, ctx).get(expr.attr, ())
+              if not (isinstance(v, ast.Constant) and v.value is None)]
+    return registered or bool(values) and all(
+        isinstance(v, ast.Call) and ctx.facts.qualname(v.func) in PARAMETERS for v in values)
 
 
 def _key(device: ast.AST) -> Optional[str]:

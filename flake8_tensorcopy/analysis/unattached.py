@@ -2,17 +2,17 @@
 
 A value is proven unattached when it is computed only from values proven unattached. The sources: constants,
 Python numbers and strings (`.item()`, `float(t)`, `len(x)`, `math.*`), what drops the graph (`.detach()`,
-`.numpy()`, `.argmax()`), torch's factories without `requires_grad=True` (`torch.zeros(3)`, `torch.randn`,
-`torch.from_numpy(a)`, `torch.tensor([...])`), numpy's results (an ndarray: numpy gives a tensor back only
-for the inputs `api.numpy_passes_tensor` names), and what torch's own ops make under `no_grad`. Through:
-names (every binding that may reach the read: a loop's rebinding `w = w + lr * g` is assumed unattached
-while it is proven, so `w` is when its first value and `g` are), arithmetic, indexing, displays, methods and
-functions that keep the graph of an unattached input (`x.float().unsqueeze(1).to(device)`, `torch.matmul`),
-and the file's defs whose every return is proven for what every caller passes.
-A name is never proven when code can give it a graph in place: `x.requires_grad = True`, `x.requires_grad_()`,
-`torch.add(a, b, out=x)`, or `x += v`, `x[i] = v`, `x.add_(v)`, `x.append(v)` with `v` not proven, in its
-scope or a def nested in it. Not seen: an alias made to require grad (`y = x; y.requires_grad_()`), and a
-def of the file that does it to its parameter (`make_leaf(x)`).
+`.numpy()`, `.argmax()`, a `state_dict()` and its entries), torch's factories without `requires_grad=True`
+(`torch.zeros(3)`, `torch.randn`, `torch.from_numpy(a)`, `torch.tensor([...])`), numpy's results (an ndarray:
+numpy gives a tensor back only for the inputs `api.numpy_passes_tensor` names), and what torch's own ops make
+under `no_grad`. Through: names (every binding that may reach the read: a loop's rebinding `w = w + lr * g` is
+assumed unattached while it is proven, so `w` is when its first value and `g` are), arithmetic, indexing,
+displays, methods and functions that keep the graph of an unattached input
+(`x.float().unsqueeze(1).to(device)`, `torch.matmul`), and the file's defs whose every return is proven for
+what every caller passes. A name is never proven when code can give it a graph in place: `x.requires_grad =
+True`, `x.requires_grad_()`, `torch.add(a, b, out=x)`, or `x += v`, `x[i] = v`, `x.add_(v)`, `x.append(v)`
+with `v` not proven, in its scope or a def nested in it. Not seen: an alias made to require grad (`y = x;
+y.requires_grad_()`), and a def of the file that does it to its parameter (`make_leaf(x)`).
 """
 from __future__ import annotations
 
@@ -131,6 +131,8 @@ def _call(call: ast.Call, ctx, pos, ask, depth, off) -> bool:
             func.id in PASS_THROUGH and all(ask(a) for a in args))
     if not isinstance(func, ast.Attribute) or func.attr == "requires_grad_":
         return False
+    if func.attr == "state_dict" and not call.args and not call.keywords:
+        return True  # a module's (or an optimizer's) state_dict() holds detached tensors (keep_vars=False)
     op = api.method(func.attr)
     if op is None:
         return False

@@ -100,8 +100,8 @@ def check(node: ast.Expr, ctx):
     if found is None or _in_raises_block(node, ctx) or displayed(node, ctx):
         return
     source, call_text = found
-    if devices.already_there(node.value, ctx):
-        return  # `t.to(device)` of a `t` the code put on that device: the move changes nothing
+    if devices.already_there(node.value, ctx) or devices.moved_with_its_module(source, ctx):
+        return  # `t.to(device)` of a `t` there already, or of a parameter its module moves
     target = ctx.text(source)
     assign = f"{target} = {ctx.text(node.value)}"
     move = _device_move(node.value, ctx)

@@ -108,7 +108,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis import api, module_state, summaries
-from ..analysis.evidence import LIKELY_TENSOR, TENSOR
+from ..analysis.evidence import CONTAINER, LIKELY_TENSOR, STATE_DICT, TENSOR
 from ..analysis.facts import Bind, self_attribute
 from .model import FixAvailability, FixForm, FixSafety, Rule
 from .edits import detached_clone, tensor_replace
@@ -133,7 +133,7 @@ def check(node: ast.Call, ctx):
         return
     if ctx.non_leaf(arg) and not ctx.grad_disabled:
         why = WHY_NON_LEAF
-    elif _is_view(arg) or _bound_to_view(_whole(arg), ctx):
+    elif _is_view(arg, ctx) or _bound_to_view(_whole(arg), ctx):
         why = WHY_VIEW
     else:
         return  # a plain leaf: deepcopy works (only slower)
@@ -171,19 +171,19 @@ WHOLE_VIEWS = frozenset({"view", "view_as", "reshape", "reshape_as", "unsqueeze"
                          "swapaxes", "swapdims", "permute", "movedim", "moveaxis", "flatten", "unflatten", "ravel"})
 
 
-def _is_view(expr) -> bool:
+def _is_view(expr, ctx) -> bool:
     """`t[i]`, `t[:n]`, `t.narrow(...)`: the result shares a larger storage; `t.detach()` and `t.data`, and
     a rearranging view (`t.view(...)`, `t.T`, `t.unsqueeze(0)`), only when `t` does."""
     if isinstance(expr, ast.Subscript):
-        return True
+        return ctx.kind(expr.value) not in (STATE_DICT, CONTAINER)  # `sd["w"]` is a dict's entry, not a view
     if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
-        return _is_view(expr.value)
+        return _is_view(expr.value, ctx)
     if isinstance(expr, ast.Attribute) and api.whole_alias(expr.attr):
-        return _is_view(expr.value)
+        return _is_view(expr.value, ctx)
     if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)):
         return False
     if api.whole_alias(expr.func.attr) or expr.func.attr in WHOLE_VIEWS:
-        return _is_view(expr.func.value)
+        return _is_view(expr.func.value, ctx)
     op = api.method(expr.func.attr)
     return op is not None and op.alias == "view"
 
@@ -203,7 +203,7 @@ def _bound_to_view(expr, ctx) -> bool:
     if not isinstance(expr, ast.Name):
         return False
     bindings = ctx.frame.scope.reaching(expr.id, ctx.pos)
-    return bool(bindings) and all(b.kind == Bind.ASSIGN and _is_view(b.value) for b in bindings)
+    return bool(bindings) and all(b.kind == Bind.ASSIGN and _is_view(b.value, ctx) for b in bindings)
 
 
 RULE = Rule(

@@ -46,16 +46,33 @@ import torch
 class Edge(torch.nn.Module):
     def __init__(self, cuda=False):
         super().__init__()
-        k = {made}
-        self.weight = torch.nn.Parameter(k, requires_grad=False)
+        self.weight = {made}  # a plain tensor attribute: the module's own .to() does not move it
         if cuda:
             self.weight.cuda()
 """
 
 
 @pytest.mark.parametrize("made, found", [
-    ("torch.cuda.FloatTensor([[1.0]]) if cuda else torch.FloatTensor([[1.0]])", []),  # review 15: a no-op move
-    ("torch.FloatTensor([[1.0]])", [(11, "TEN104")]),  # on the CPU: the discarded move leaves it there
+    ("torch.cuda.FloatTensor([[1.0]]) if cuda else torch.zeros(1, 1)", []),  # review 15: a no-op move
+    ("torch.zeros(1, 1)", [(10, "TEN104")]),  # on the CPU: the discarded move leaves it there
 ])
 def test_a_discarded_move_to_where_the_value_is_changes_nothing(made, found):
     assert codes(MOVED_AGAIN.format(made=made)) == found
+
+
+def test_a_parameter_of_a_module_is_moved_by_the_module():
+    """Review 18: `self.w.to(dev)` of a module's parameter changes nothing the module's `.to()` does not do; a
+    plain tensor attribute is not moved by it (still reported)."""
+    assert codes("""
+import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self, dev):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(3))
+        self.mask = torch.ones(3)
+        self.mask.to(dev)
+        self.w.to(dev)
+""") == [(11, "TEN104")]

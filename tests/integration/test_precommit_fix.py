@@ -32,7 +32,7 @@ def test_fix_hook_rewrites_the_file_then_passes(tmp_path, hook_repo, precommit_h
     assert first.returncode == 1 and "files were modified by this hook" in first.stdout, output(first)
     # every shallow copy of the fixture (`copy.copy(x)`, `shallow(x)` of `from copy import copy as shallow`)
     # becomes `x.detach().clone()` and the imports it leaves unused go; nothing else changes (comments kept)
-    expected = re.sub(r"(?:copy\.copy|shallow)\((\w+)\)", r"\1.detach().clone()", bad)
+    expected = re.sub(r"(?:copy\.copy|shallow)\(([\w.]+)\)", r"\1.detach().clone()", bad)
     expected = expected.replace("import copy\nfrom copy import copy as shallow\n\n", "")
     assert (project / "train.py").read_text() == expected
 

@@ -16,7 +16,7 @@ import re
 from dataclasses import replace
 from typing import Iterable, Optional
 
-from . import api, elements, hierarchy, names, summaries
+from . import api, elements, hierarchy, names, project, summaries
 from .facts import (Bind, TENSOR_TYPES, base_name, dotted, end_of, guard_key, pos_of, self_attribute, target_path,
                     walk)
 from .position import Position
@@ -955,9 +955,15 @@ def _non_leaf(expr: ast.AST, ctx: "Position", pos, depth: int) -> bool:
 
 
 def is_module_class(cls: ast.ClassDef, ctx: "Position") -> bool:
-    """`cls` derives from a `torch.nn` class, or from a base whose name ends like a model's."""
+    """`cls` derives from a `torch.nn` class, or from a base whose name ends like a model's, itself or through
+    a base class the code shows (`class LinearHead(Head)`, `class Head(nn.Module)`)."""
+    home = project.home(cls) or ctx.facts
+    return _derives_from_module(cls, home) or any(_derives_from_module(c, f) for c, f in hierarchy.ancestors(cls, home))
+
+
+def _derives_from_module(cls: ast.ClassDef, facts) -> bool:
     for base in cls.bases:
-        q = ctx.facts.qualname(base) or ""
+        q = facts.qualname(base) or ""
         if q.startswith("torch.nn.") or (isinstance(base, (ast.Name, ast.Attribute))
                                          and (dotted(base) or "").endswith(("Module", "Model", "Net"))):
             return True

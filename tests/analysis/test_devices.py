@@ -76,3 +76,22 @@ class Head(nn.Module):
         self.mask.to(dev)
         self.w.to(dev)
 """) == [(11, "TEN104")]
+
+
+def test_a_module_class_through_a_base_of_the_file_moves_its_parameters():
+    """`class LinearHead(Head)` with `class Head(nn.Module)`: a torch module through its base (evidence)."""
+    assert codes("""
+import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    pass
+
+
+class LinearHead(Head):
+    def __init__(self, dev):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(3))
+        self.w.to(dev)
+""") == []

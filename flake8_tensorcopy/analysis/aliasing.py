@@ -621,9 +621,13 @@ def unseen_alias(call: ast.Call, source: ast.expr, ctx) -> bool:
     written in place in the function after the alias is made (a write before it, in a pass that binds the
     source anew, reaches no alias; a loop's earlier write reaches a later pass), and the source holds no
     graph (which the alias would carry). `batch = torch.FloatTensor(images[i:j])` of float32 images, only
-    read, is one; so is `out.append(torch.FloatTensor(prob).unsqueeze(0))` of a `prob` made in the pass."""
+    read, is one; so is `out.append(torch.FloatTensor(prob).unsqueeze(0))` of a `prob` made in the pass, and
+    an alias consumed at once by arithmetic (`torch.Tensor(t) * m`), of a source with no graph."""
     root = ctx.frame.func if ctx.frame.func is not None else ctx.facts.tree
-    stmt = next((n for n in ctx.facts.enclosing(root, pos_of(call)) if isinstance(n, ast.stmt)), None)
+    around = [ctx.facts.at(root, pos_of(call))] + ctx.facts.enclosing(root, pos_of(call))  # a statement may start there
+    stmt = next((n for n in around if isinstance(n, ast.stmt)), None)
+    if stmt is not None and _consumed_at_once(call, stmt):
+        return not evidence.attached(source, ctx)  # `torch.Tensor(t) * m`: the alias is gone after the op
     holder, value = _alias_holder(stmt)
     while isinstance(value, ast.Call) and value is not call:  # `x = torch.FloatTensor(t).unsqueeze(0)`
         value = _same_storage_receiver(value, ctx)
@@ -640,6 +644,13 @@ def unseen_alias(call: ast.Call, source: ast.expr, ctx) -> bool:
         return False
     fresh = all(kept_new_each_pass(ctx.frame.scope, base.id, loop) for loop in ctx.frame.loops)
     return all(fresh and p < pos_of(call) for p in writes.get(base.id, ()))
+
+
+def _consumed_at_once(call: ast.Call, stmt) -> bool:
+    """`call`'s result is an operand of arithmetic or a comparison (out of place): nothing holds it after."""
+    return any(isinstance(n, ast.BinOp) and call in (n.left, n.right) or isinstance(n, ast.UnaryOp)
+               and n.operand is call or isinstance(n, ast.Compare) and call in (n.left, *n.comparators)
+               for n in ast.walk(stmt))
 
 
 def _alias_holder(stmt) -> tuple:

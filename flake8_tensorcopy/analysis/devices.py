@@ -17,12 +17,11 @@ from typing import Optional
 
 from . import api, evidence, summaries
 from .bindings import Bind
-from .facts import dotted, end_of, pos_of
+from .facts import PARAMETER_CLASSES, dotted, end_of, pos_of
 from .position import Position
 
 MAX_DEPTH = 20
 JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
-PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 REGISTERS = frozenset({"register_buffer", "register_parameter"})  # what a module's .to() moves with it
 MOVES = frozenset({"to", "cuda", "cpu", "type", "numpy", "tolist", "item"})  # leave the device, or the tensor
 
@@ -58,7 +57,7 @@ def moved_with_its_module(expr: ast.AST, ctx: Position) -> bool:
     values = [v for v in summaries.self_assignments(cls, ctx).get(expr.attr, ())
               if not (isinstance(v, ast.Constant) and v.value is None)]
     return registered or bool(values) and all(
-        isinstance(v, ast.Call) and ctx.facts.qualname(v.func) in PARAMETERS for v in values)
+        isinstance(v, ast.Call) and ctx.facts.qualname(v.func) in PARAMETER_CLASSES for v in values)
 
 
 def _key(device: ast.AST) -> Optional[str]:
@@ -113,7 +112,7 @@ def _made(call: ast.Call, q: str, ctx, pos, depth: int, read) -> Optional[str]:
     if q in JOINS and call.args and isinstance(call.args[0], (ast.List, ast.Tuple)):
         keys = {placed(e, ctx, pos, depth + 1, read) for e in call.args[0].elts} - {None}
         return keys.pop() if len(keys) == 1 else None
-    if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") and call.args:
+    if q in PARAMETER_CLASSES and call.args:
         return placed(call.args[0], ctx, pos, depth + 1, read)
     return None
 

@@ -17,8 +17,8 @@ from dataclasses import replace
 from typing import Iterable, Optional
 
 from . import api, elements, hierarchy, names, project, summaries
-from .facts import (Bind, TENSOR_TYPES, base_name, dotted, end_of, guard_key, pos_of, self_attribute, target_path,
-                    walk)
+from .facts import (PARAMETER_CLASSES, Bind, TENSOR_TYPES, base_name, dotted, end_of, guard_key, pos_of,
+                    self_attribute, target_path, walk)
 from .position import Position
 from .unattached import unattached
 
@@ -674,7 +674,7 @@ def _only_named(name: str, ctx: "Position", pos) -> bool:
 
 def _torch_call_kind(q: Optional[str], call: ast.Call) -> Optional[Kind]:
     """What `call`, a call of torch's `q`, builds: a parameter, a module, an optimizer, or its API result."""
-    if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+    if q in PARAMETER_CLASSES:
         return PARAM
     if api.is_module_class(q):
         return MODULE
@@ -759,7 +759,7 @@ def attached(expr: ast.AST, ctx: "Position", pos=None, depth: int = 0) -> bool:
             return any(_item_attached(i, ctx, depth) for i in elements.items(summed, (), ctx, pos, depth) or ())
         q = ctx.facts.qualname(func)
         if q:
-            if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            if q in PARAMETER_CLASSES:
                 return True
             op = api.function(q)
             if op is not None and op.keeps_grad:

@@ -27,7 +27,8 @@ GRAD_OFF_CALLS = frozenset(
 )
 GRAD_ON_CALLS = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
 SET_GRAD = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
-TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+TENSOR_TYPES = frozenset({"torch.Tensor"}) | PARAMETER_CLASSES
 TRAINING_CALLS = frozenset({"backward", "step"})
 GRAD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})  # autograd's functions that backpropagate
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)

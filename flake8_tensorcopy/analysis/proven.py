@@ -23,7 +23,7 @@ from .evidence import (MAX_DEPTH, PARAM, STATE_DICT, TENSOR, Strength, kind, mem
                        annotation_kind, numpy_tensor_inputs,
                        bindings, loop_items, part, reaching, instance_attribute_kind, self_attribute_kind,
                        held_torch_module)
-from .facts import Bind, walk
+from .facts import PARAMETER_CLASSES, Bind, walk
 from .position import at
 
 SEQUENCES = (ast.List, ast.Tuple, ast.ListComp)  # literals that `*` repeats
@@ -65,7 +65,7 @@ def _tensor(expr, ctx, pos, depth, callers=True) -> bool:
         if q:
             op = api.function(q)
             return (op is not None and api.tensor_result(op, expr, method=False)) or \
-                q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+                q in PARAMETER_CLASSES
         if isinstance(expr.func, ast.Attribute):
             op = api.method(expr.func.attr)
             if op is None or not api.tensor_result(op, expr, method=True):
